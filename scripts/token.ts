@@ -1,0 +1,19 @@
+import { SignJWT } from "jose";
+import { loadConfig } from "../src/platform/config.js";
+
+/** `npm run token -- <sub> [ttl-seconds]`: mints a local HS256 bearer for AUTH_JWT_SECRET. */
+const [sub, ttlArg] = process.argv.slice(2);
+if (!sub) {
+  console.error("usage: npm run token -- <sub> [ttl-seconds]");
+  process.exit(2);
+}
+const config = loadConfig();
+if (!config.AUTH_JWT_SECRET) {
+  console.error("AUTH_JWT_SECRET is not set: local tokens are signed with it.");
+  process.exit(2);
+}
+const ttl = Number(ttlArg ?? 3600);
+let jwt = new SignJWT({}).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject(sub).setIssuedAt().setExpirationTime(`${ttl}s`);
+if (config.AUTH_ISSUER) jwt = jwt.setIssuer(config.AUTH_ISSUER);
+if (config.AUTH_AUDIENCE) jwt = jwt.setAudience(config.AUTH_AUDIENCE);
+console.log(await jwt.sign(new TextEncoder().encode(config.AUTH_JWT_SECRET)));

@@ -1,0 +1,36 @@
+import type { AppDeps } from "../platform/deps.js";
+
+/**
+ * Operator commands. Each takes plain arguments and answers one line of text, so the
+ * same functions serve the CLI (`npm run admin`) and the tests.
+ */
+type Command = { usage: string; run: (deps: AppDeps, args: string[]) => Promise<string> };
+
+async function setRawExport(deps: AppDeps, sub: string | undefined, enabled: boolean): Promise<string> {
+  if (!sub) throw new Error(`usage: ${enabled ? "enable" : "disable"}-raw-export <sub>`);
+  await deps.db.user.upsert({ where: { sub }, create: { sub, rawExportEnabled: enabled }, update: { rawExportEnabled: enabled } });
+  return `raw export ${enabled ? "enabled" : "disabled"} for ${sub}`;
+}
+
+async function setInternalAgent(deps: AppDeps, sub: string | undefined, enabled: boolean): Promise<string> {
+  if (!sub) throw new Error("usage: mark-internal-agent <sub> | unmark-internal-agent <sub>");
+  await deps.db.user.upsert({ where: { sub }, create: { sub, isInternalAgent: enabled }, update: { isInternalAgent: enabled } });
+  return `${sub} is ${enabled ? "now" : "no longer"} an internal agent`;
+}
+
+export const adminCommands: Record<string, Command> = {
+  "enable-raw-export": { usage: "enable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, true) },
+  "disable-raw-export": { usage: "disable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, false) },
+  "mark-internal-agent": { usage: "mark-internal-agent <sub>", run: (d, [sub]) => setInternalAgent(d, sub, true) },
+  "unmark-internal-agent": { usage: "unmark-internal-agent <sub>", run: (d, [sub]) => setInternalAgent(d, sub, false) },
+};
+
+export async function runAdminCommand(deps: AppDeps, argv: string[]): Promise<string> {
+  const [name, ...args] = argv;
+  const command = name ? adminCommands[name] : undefined;
+  if (!command) {
+    const usage = Object.values(adminCommands).map((c) => `  npm run admin -- ${c.usage}`);
+    throw new Error(`${name ? `unknown command '${name}'\n` : ""}commands:\n${usage.join("\n")}`);
+  }
+  return command.run(deps, args);
+}

@@ -1,0 +1,88 @@
+import { randomUUID } from "node:crypto";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import helmet from "helmet";
+import swaggerUi from "swagger-ui-express";
+import { Authenticator, readCredential } from "./platform/auth.js";
+import type { AppDeps } from "./platform/deps.js";
+import { AppError } from "./platform/errors.js";
+import { operatorAuth, queueBoard } from "./platform/http/admin.js";
+import { errorHandler } from "./platform/http/errors.js";
+import { buildOpenApi } from "./platform/http/openapi.js";
+import { mountRoutes } from "./platform/http/route.js";
+import { createMetrics } from "./platform/metrics.js";
+import { createRateLimiter } from "./platform/rate-limit.js";
+import { allRoutes } from "./routes.js";
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Builds the web application around the given dependencies (tests pass their own). */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  const { config, logger } = deps;
+  const authenticator = new Authenticator(deps.db, config);
+  const rateLimiter = createRateLimiter(deps.redis, config.REDIS_PREFIX, config.RATE_LIMIT_PER_MINUTE, logger);
+  const metrics = createMetrics(deps.queues);
+  const routes = allRoutes(deps);
+  const openapi = buildOpenApi(routes, { version: "1.0.0", ...(config.PUBLIC_BASE_URL ? { serverUrl: config.PUBLIC_BASE_URL } : {}) });
+
+  app.disable("x-powered-by");
+  app.set("trust proxy", config.TRUST_PROXY);
+  app.set("query parser", "simple");
+
+  // Request id and one structured log line per request.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.headers["x-request-id"];
+    const requestId = typeof incoming === "string" && /^[A-Za-z0-9._-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = requestId;
+    res.set("X-Request-Id", requestId);
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (res.locals.routeTemplate as string | undefined) ?? "unmatched";
+      metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+      if (res.statusCode >= 500) metrics.httpErrors.inc({ route, status: String(res.statusCode) });
+      logger.info(
+        { requestId, method: req.method, route, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1000) },
+        "request",
+      );
+    });
+    next();
+  });
+
+  app.use("/docs", helmet({ contentSecurityPolicy: false }), swaggerUi.serve, swaggerUi.setup(openapi as object));
+  app.use(helmet());
+
+  app.get("/openapi.json", (_req, res) => {
+    res.json(openapi);
+  });
+  app.get("/metrics", operatorAuth(config), async (_req, res) => {
+    res.set("Content-Type", metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+  app.use("/admin/queues", operatorAuth(config), queueBoard(deps.queues, "/admin/queues"));
+
+  // Bodies: JSON only, bounded in size.
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+    if (BODY_METHODS.has(req.method) && hasBody && !req.is("application/json") && !req.is("application/*+json")) {
+      next(new AppError("unsupported_media_type", "Send the request body as JSON with 'Content-Type: application/json'."));
+      return;
+    }
+    next();
+  });
+  app.use(express.json({ limit: config.BODY_LIMIT, type: ["application/json", "application/*+json"] }));
+
+  const router = express.Router();
+  mountRoutes(router, routes, {
+    authenticator,
+    readCredential: (req) => readCredential(req.headers as { authorization?: string; "x-api-key"?: string }),
+    rateLimit: (_req, auth) => rateLimiter(auth),
+  });
+  app.use(router);
+
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    next(new AppError("route_not_found", `No route matches ${req.method} ${req.path}.`));
+  });
+  app.use(errorHandler(logger, authenticator));
+  return app;
+}

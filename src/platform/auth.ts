@@ -1,0 +1,197 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createRemoteJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
+import type { Config } from "./config.js";
+import type { Db } from "./db.js";
+import { AppError } from "./errors.js";
+
+/**
+ * Credentials: a user-session bearer (JWT, verified with jose) or a scoped API key
+ * (`svc_live_…`, stored only as a SHA-256 hash). Keys act as their owning user.
+ */
+export const API_KEY_SCOPES = ["ingest", "export", "*"] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+export const API_KEY_PREFIX = "svc_live_";
+
+export interface AuthUser {
+  id: string;
+  sub: string;
+  rawExportEnabled: boolean;
+  isInternalAgent: boolean;
+}
+
+export interface AuthContext {
+  user: AuthUser;
+  via: "bearer" | "key";
+  key?: { id: string; scopes: ApiKeyScope[] };
+  /** The key scope that let this request through, recorded in the key's usage. */
+  scopeUsed?: ApiKeyScope;
+}
+
+/**
+ * What a route accepts: no credential at all, or any combination of a user bearer and
+ * keys holding one of `keys`. `rawExport` additionally requires the account to have raw
+ * export enabled by an operator (or to be an internal agent).
+ */
+export type AuthRule = { public: true } | { bearer: boolean; keys: readonly ApiKeyScope[]; rawExport?: boolean };
+
+export const AUTH = {
+  public: { public: true },
+  bearerOnly: { bearer: true, keys: [] },
+  ingest: { bearer: true, keys: ["ingest", "*"] },
+  full: { bearer: true, keys: ["*"] },
+  exportTable: { bearer: false, keys: ["export", "*"], rawExport: true },
+  exportAudit: { bearer: true, keys: ["export", "*"], rawExport: true },
+} as const satisfies Record<string, AuthRule>;
+
+const challenge = (error?: string) => (error ? `Bearer realm="research-evidence", error="${error}"` : `Bearer realm="research-evidence"`);
+
+function unauthorized(code: "unauthorized" | "invalid_token" | "bearer_required" | "key_revoked", detail: string) {
+  return new AppError(code, detail, {
+    headers: { "WWW-Authenticate": challenge(code === "unauthorized" ? undefined : "invalid_token") },
+  });
+}
+
+export const hashApiKey = (raw: string) => createHash("sha256").update(raw, "utf8").digest("hex");
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/** `svc_live_` + 40 base62 characters from a CSPRNG (rejection sampling, no modulo bias). */
+export function generateApiKey(): string {
+  let out = "";
+  while (out.length < 40) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && out.length < 40) out += BASE62[byte % 62];
+    }
+  }
+  return API_KEY_PREFIX + out;
+}
+
+type Verifier = (token: string) => Promise<JWTPayload>;
+
+export function createJwtVerifier(config: Config): Verifier {
+  const options = {
+    ...(config.AUTH_ISSUER ? { issuer: config.AUTH_ISSUER } : {}),
+    ...(config.AUTH_AUDIENCE ? { audience: config.AUTH_AUDIENCE } : {}),
+  };
+  if (config.AUTH_JWKS_URL) {
+    const jwks = createRemoteJWKSet(new URL(config.AUTH_JWKS_URL));
+    return async (token) => (await jwtVerify(token, jwks, { ...options, algorithms: ["RS256", "ES256", "PS256", "EdDSA"] })).payload;
+  }
+  const secret = new TextEncoder().encode(config.AUTH_JWT_SECRET ?? "");
+  return async (token) => (await jwtVerify(token, secret, { ...options, algorithms: ["HS256"] })).payload;
+}
+
+function describeJwtFailure(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return "The bearer token has expired.";
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return `The bearer token's ${err.claim} claim is not accepted.`;
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return "The bearer token's signature is invalid.";
+  return "The bearer token is malformed or cannot be verified.";
+}
+
+/** Reads the credential of a request: `Authorization: Bearer …` or `X-API-Key`. */
+export function readCredential(headers: { authorization?: string; "x-api-key"?: string | string[] }): string | undefined {
+  const apiKey = headers["x-api-key"];
+  if (typeof apiKey === "string" && apiKey.length > 0) return apiKey.trim();
+  const auth = headers.authorization;
+  if (!auth) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+  if (!match?.[1]) throw unauthorized("invalid_token", "The Authorization header must be 'Bearer <token>'.");
+  return match[1];
+}
+
+export class Authenticator {
+  private readonly verify: Verifier;
+
+  constructor(
+    private readonly db: Db,
+    config: Config,
+  ) {
+    this.verify = createJwtVerifier(config);
+  }
+
+  /** Finds or creates the user row for a verified subject, in one statement. */
+  async userForSubject(sub: string): Promise<AuthUser> {
+    const rows = await this.db.$queryRaw<
+      { id: string; sub: string; raw_export_enabled: boolean; is_internal_agent: boolean }[]
+    >`INSERT INTO users (id, sub) VALUES (gen_random_uuid(), ${sub})
+      ON CONFLICT (sub) DO UPDATE SET sub = EXCLUDED.sub
+      RETURNING id, sub, raw_export_enabled, is_internal_agent`;
+    const row = rows[0];
+    if (!row) throw new Error("user upsert returned no row");
+    return { id: row.id, sub: row.sub, rawExportEnabled: row.raw_export_enabled, isInternalAgent: row.is_internal_agent };
+  }
+
+  /**
+   * Authenticates a credential against a route's rule. Throws 401 for a missing, invalid
+   * or revoked credential, or a key where only a bearer is accepted; 403 for a valid
+   * credential that lacks a scope or raw-export enablement. `onKey` is told of every
+   * key that was identified, so refused keyed requests are recorded in its usage too.
+   */
+  async authenticate(credential: string | undefined, rule: AuthRule, onKey?: (ctx: AuthContext) => void): Promise<AuthContext | undefined> {
+    if ("public" in rule) return undefined;
+    if (!credential) throw unauthorized("unauthorized", "A credential is required: send 'Authorization: Bearer <token>'.");
+
+    let ctx: AuthContext;
+    if (credential.startsWith(API_KEY_PREFIX)) {
+      const key = await this.db.apiKey.findUnique({
+        where: { keyHash: hashApiKey(credential) },
+        include: { user: true },
+      });
+      if (!key) throw unauthorized("invalid_token", "The API key is not recognised.");
+      const scopes = key.scopes.filter((s): s is ApiKeyScope => (API_KEY_SCOPES as readonly string[]).includes(s));
+      ctx = {
+        via: "key",
+        key: { id: key.id, scopes },
+        user: {
+          id: key.user.id,
+          sub: key.user.sub,
+          rawExportEnabled: key.user.rawExportEnabled,
+          isInternalAgent: key.user.isInternalAgent,
+        },
+      };
+      onKey?.(ctx);
+      if (!key.isActive) throw unauthorized("key_revoked", "The API key has been revoked.");
+      if (rule.keys.length === 0) {
+        throw unauthorized("bearer_required", "This operation requires a user session bearer; API keys are not accepted.");
+      }
+      const granted = rule.keys.find((s) => scopes.includes(s));
+      if (!granted) {
+        throw new AppError("insufficient_scope", `This operation needs an API key with one of the scopes: ${rule.keys.join(", ")}.`);
+      }
+      ctx.scopeUsed = granted;
+    } else {
+      let payload: JWTPayload;
+      try {
+        payload = await this.verify(credential);
+      } catch (err) {
+        throw unauthorized("invalid_token", describeJwtFailure(err));
+      }
+      if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255) {
+        throw unauthorized("invalid_token", "The bearer token has no usable 'sub' claim.");
+      }
+      if (!rule.bearer) {
+        throw new AppError("insufficient_scope", `This operation needs an API key with one of the scopes: ${rule.keys.join(", ")}.`);
+      }
+      ctx = { via: "bearer", user: await this.userForSubject(payload.sub) };
+    }
+
+    if (rule.rawExport && !ctx.user.rawExportEnabled && !ctx.user.isInternalAgent) {
+      throw new AppError("raw_export_disabled", "Raw export is not enabled for this account; an operator must enable it.");
+    }
+    return ctx;
+  }
+
+  async recordKeyUsage(ctx: AuthContext, method: string, route: string, statusCode: number): Promise<void> {
+    if (!ctx.key) return;
+    await this.db.$executeRaw`WITH touched AS (
+        UPDATE api_keys SET last_used_at = now() WHERE id = ${ctx.key.id}::uuid RETURNING id
+      )
+      INSERT INTO api_key_usage (key_id, method, route, status_code, scope_used)
+      SELECT id, ${method}, ${route}, ${statusCode}, ${ctx.scopeUsed ?? null} FROM touched`;
+  }
+}
+
+/** The caller's user id on a route that requires a credential. */
+export function callerId(auth: AuthContext | undefined): string {
+  if (!auth) throw new AppError("unauthorized", "A credential is required.");
+  return auth.user.id;
+}

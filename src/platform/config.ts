@@ -1,0 +1,93 @@
+import { z } from "zod";
+
+/**
+ * Every environment variable the service reads, parsed once at start-up.
+ * Nothing else in the code base reads `process.env`.
+ */
+const boolish = z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => v === "true" || v === "1" || v === "yes");
+
+const optionalUrl = z.url().optional();
+
+export const EnvironmentSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().default("0.0.0.0"),
+    PUBLIC_BASE_URL: optionalUrl,
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// connection URL")
+      .default("postgresql://postgres@127.0.0.1:5432/research_evidence"),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// URL")
+      .default("redis://127.0.0.1:6379"),
+    REDIS_PREFIX: z.string().min(1).max(100).default("res"),
+    AUTH_JWT_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+    AUTH_JWKS_URL: optionalUrl,
+    AUTH_ISSUER: z.string().min(1).optional(),
+    AUTH_AUDIENCE: z.string().min(1).optional(),
+    ADMIN_USER: z.string().min(1).optional(),
+    ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+    BODY_LIMIT: z.string().default("10mb"),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+    SECRETS_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+    EMBEDDINGS_URL: optionalUrl,
+    EMBEDDINGS_API_KEY: z.string().optional(),
+    EMBEDDINGS_MODEL: z.string().default("text-embedding-3-small"),
+    LLM_BASE_URL: optionalUrl,
+    LLM_API_KEY: z.string().optional(),
+    LLM_MODEL: z.string().default("gpt-4o-mini"),
+    SEARXNG_URL: optionalUrl,
+    HACKERNEWS_API_URL: z.url().default("https://hn.algolia.com/api/v1"),
+    REDDIT_API_URL: z.url().default("https://www.reddit.com"),
+    GITHUB_API_URL: z.url().default("https://api.github.com"),
+    GITHUB_TOKEN: z.string().optional(),
+    MEETINGNOTES_API_URL: z.url().default("https://public-api.granola.ai"),
+    COLLECTOR_TIMEOUT_MS: z.coerce.number().int().min(100).default(15000),
+    COLLECTOR_MAX_PAGES: z.coerce.number().int().min(1).max(100).default(3),
+    TRUST_PROXY: boolish.default(false),
+  })
+  .superRefine((env, ctx) => {
+    if (!env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["AUTH_JWT_SECRET"],
+        message: "set AUTH_JWT_SECRET (HS256, local use) or AUTH_JWKS_URL with AUTH_ISSUER and AUTH_AUDIENCE",
+      });
+    }
+    if (env.AUTH_JWKS_URL && (!env.AUTH_ISSUER || !env.AUTH_AUDIENCE)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["AUTH_ISSUER"],
+        message: "AUTH_JWKS_URL needs AUTH_ISSUER and AUTH_AUDIENCE",
+      });
+    }
+    if ((env.ADMIN_USER === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["ADMIN_PASSWORD"],
+        message: "ADMIN_USER and ADMIN_PASSWORD go together",
+      });
+    }
+  });
+
+export type Config = z.infer<typeof EnvironmentSchema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses an environment (default: the process's) and fails with one line per bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = EnvironmentSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(environment)"}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

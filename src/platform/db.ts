@@ -1,0 +1,35 @@
+import { PrismaPg } from "@prisma/adapter-pg";
+import { Prisma, PrismaClient } from "../generated/prisma/client.js";
+
+export { Prisma, PrismaClient };
+export type Db = PrismaClient;
+/** A client or an interactive transaction: services accept either. */
+export type DbTx = Prisma.TransactionClient;
+
+export function createDb(url: string, poolSize = 10): Db {
+  const adapter = new PrismaPg({ connectionString: url, max: poolSize });
+  return new PrismaClient({ adapter });
+}
+
+/** True when a thrown value is a unique-constraint violation (Prisma P2002 or Postgres 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  if (err instanceof Prisma.PrismaClientKnownRequestError) {
+    if (err.code === "P2002") return true;
+    const meta = err.meta as { code?: string; driverAdapterError?: { cause?: { originalCode?: string } } } | undefined;
+    if (meta?.code === "23505" || meta?.driverAdapterError?.cause?.originalCode === "23505") return true;
+  }
+  return (err as { code?: string } | null)?.code === "23505";
+}
+
+/** True when a thrown value means the database could not be reached. */
+export function isDbUnavailable(err: unknown): boolean {
+  if (err instanceof Prisma.PrismaClientInitializationError) return true;
+  const text = String((err as { message?: string } | null)?.message ?? "");
+  const code = (err as { code?: string } | null)?.code ?? "";
+  return (
+    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "P1001", "P1002", "P1017", "57P01", "57P03"].includes(code) ||
+    /ECONNREFUSED|Can't reach database|Connection terminated|connect ETIMEDOUT|DatabaseNotReachable|the database system is (starting up|shutting down)/i.test(
+      text,
+    )
+  );
+}

@@ -1,0 +1,39 @@
+import { readFileSync } from "node:fs";
+import type { Config } from "./config.js";
+import { createDb, type Db } from "./db.js";
+import { createLogger, type Logger } from "./logger.js";
+import { Queues } from "./queues.js";
+import { createRedis, type Redis } from "./redis.js";
+
+/** Everything a process shares: built once at start-up, closed once at shutdown. */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  /** Producer connection: fails fast while Redis is down. */
+  redis: Redis;
+  queues: Queues;
+  logger: Logger;
+  version: string;
+}
+
+export const SERVICE_VERSION: string = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+export function createDeps(config: Config, processName: string): AppDeps {
+  const redis = createRedis(config.REDIS_URL, "producer", processName);
+  return {
+    config,
+    db: createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
+    redis,
+    queues: new Queues({ connection: redis, prefix: config.REDIS_PREFIX }),
+    logger: createLogger(config.LOG_LEVEL, processName),
+    version: SERVICE_VERSION,
+  };
+}
+
+export async function closeDeps(deps: AppDeps): Promise<void> {
+  await deps.queues.close();
+  await deps.db.$disconnect();
+  deps.redis.disconnect();
+}

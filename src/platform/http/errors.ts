@@ -1,0 +1,77 @@
+import type { NextFunction, Request, Response } from "express";
+import type { AuthContext, Authenticator } from "../auth.js";
+import { isDbUnavailable } from "../db.js";
+import { AppError, ValidationFailed } from "../errors.js";
+import type { Logger } from "../logger.js";
+import { isRedisUnavailable } from "../redis.js";
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  body?: string;
+  message?: string;
+}
+
+function fromBodyParser(err: BodyParserError): AppError | ValidationFailed | undefined {
+  switch (err.type) {
+    case "entity.parse.failed":
+      return new ValidationFailed([{ loc: ["body"], msg: `JSON decode error: ${err.message ?? "malformed JSON"}`, type: "json_invalid" }]);
+    case "entity.too.large":
+      return new AppError("payload_too_large", "The request body is larger than this service accepts.");
+    case "encoding.unsupported":
+    case "charset.unsupported":
+      return new AppError("unsupported_media_type", "The request body's encoding or charset is not supported; send UTF-8 JSON.");
+    case "request.aborted":
+    case "request.size.invalid":
+    case "stream.encoding.set":
+      return new AppError("bad_request", "The request body could not be read.");
+    default:
+      return undefined;
+  }
+}
+
+/** Maps anything thrown to the documented body: the spec's 422 shape or `{detail, code}`. */
+export function toHttpError(err: unknown): AppError | ValidationFailed {
+  if (err instanceof AppError || err instanceof ValidationFailed) return err;
+  const parsed = fromBodyParser(err as BodyParserError);
+  if (parsed) return parsed;
+  if (isDbUnavailable(err)) {
+    return new AppError("service_unavailable", "The database is unavailable; try again shortly.", {
+      headers: { "Retry-After": "5" },
+    });
+  }
+  if (isRedisUnavailable(err)) {
+    return new AppError("service_unavailable", "The queue store is unavailable; try again shortly.", {
+      headers: { "Retry-After": "5" },
+    });
+  }
+  return new AppError("internal_error", "An internal error occurred; it has been logged.");
+}
+
+export function errorHandler(logger: Logger, authenticator: Authenticator) {
+  return async (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const httpError = toHttpError(err);
+    const requestId = res.locals.requestId as string | undefined;
+    const status = httpError instanceof ValidationFailed ? 422 : httpError.status;
+    if (status >= 500) {
+      logger.error({ err, requestId, method: req.method, path: req.path, status }, "request failed");
+    }
+    const keyAuth = res.locals.keyAuth as AuthContext | undefined;
+    if (keyAuth?.key) {
+      const route = (res.locals.routeTemplate as string | undefined) ?? req.path;
+      await authenticator.recordKeyUsage(keyAuth, req.method, route, status).catch((usageErr: unknown) => {
+        logger.warn({ err: usageErr, requestId }, "could not record key usage");
+      });
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (httpError instanceof ValidationFailed) {
+      res.status(422).json({ detail: httpError.issues });
+      return;
+    }
+    if (httpError.headers) res.set(httpError.headers);
+    res.status(httpError.status).json({ detail: httpError.message, code: httpError.code, ...(httpError.extra ?? {}) });
+  };
+}

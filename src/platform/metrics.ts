@@ -1,0 +1,42 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Queues } from "./queues.js";
+
+/** Prometheus metrics of one web process: HTTP latency, queue depth per state. */
+export function createMetrics(queues: Queues) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const httpDuration = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "HTTP request duration by route template, method and status",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  const httpErrors = new Counter({
+    name: "http_errors_total",
+    help: "HTTP answers with status >= 500",
+    labelNames: ["route", "status"] as const,
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: "queue_jobs",
+    help: "Jobs per queue and state (waiting, active, delayed, failed, completed)",
+    labelNames: ["queue", "state"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      await Promise.all(
+        queues.all().map(async (queue) => {
+          const counts = await queue.getJobCounts("waiting", "active", "delayed", "failed", "completed", "prioritized");
+          for (const [state, count] of Object.entries(counts)) this.set({ queue: queue.name, state }, count);
+        }),
+      ).catch(() => {});
+    },
+  });
+
+  return { registry, httpDuration, httpErrors };
+}
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,130 @@
+import { createHash } from "node:crypto";
+import { type JobsOptions, Queue, UnrecoverableError } from "bullmq";
+import { z } from "zod";
+import { AppError } from "./errors.js";
+import { createRedis, isRedisUnavailable, type Redis, whenReady } from "./redis.js";
+
+/**
+ * The job catalog: every job name, its queue, its payload schema and its retry policy,
+ * defined once and shared by the producers (web) and the processors (worker).
+ * Payloads carry ids, not rows, and may only change in ways that still accept jobs
+ * queued before a deploy.
+ */
+export const QUEUE_NAMES = ["collection", "analysis", "enrichment", "notes-sync", "workflow-run"] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
+
+const retry = (attempts: number, delay: number): JobsOptions => ({
+  attempts,
+  backoff: { type: "exponential", delay },
+});
+
+export const jobCatalog = {
+  "collection.run.v1": {
+    queue: "collection",
+    schema: z.object({ jobId: z.uuid() }),
+    options: retry(5, 2000),
+  },
+  "analysis.run.v1": {
+    queue: "analysis",
+    schema: z.object({ analysisId: z.uuid() }),
+    options: retry(3, 1000),
+  },
+  "enrichment.content.v1": {
+    queue: "enrichment",
+    schema: z.object({ contentIds: z.array(z.uuid()).min(1).max(5000) }),
+    options: retry(5, 1000),
+  },
+  "notes.sync.v1": {
+    queue: "notes-sync",
+    // `credential` is the provider key sealed with the service's secrets key, never clear text.
+    schema: z.object({ syncId: z.uuid(), credential: z.string().min(1) }),
+    options: retry(3, 500),
+  },
+  "workflow.run.v1": {
+    queue: "workflow-run",
+    schema: z.object({ runId: z.uuid() }),
+    options: retry(3, 2000),
+  },
+} as const satisfies Record<string, { queue: QueueName; schema: z.ZodType; options: JobsOptions }>;
+
+export type JobName = keyof typeof jobCatalog;
+export type JobPayload<N extends JobName> = z.infer<(typeof jobCatalog)[N]["schema"]>;
+
+/**
+ * A BullMQ job id derived from stable parts (caller, idempotency key, ...). BullMQ
+ * refuses custom ids that contain ':' or are integers; a prefixed hex digest is neither.
+ */
+export function deriveJobId(kind: string, ...parts: string[]): string {
+  const digest = createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 40);
+  return `${kind}-${digest}`;
+}
+
+/** Parses a job's data against its catalog schema; a bad payload fails without retries. */
+export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobPayload<N> {
+  const entry = jobCatalog[name];
+  if (!entry) throw new UnrecoverableError(`Unknown job name ${String(name)}`);
+  const parsed = entry.schema.safeParse(data);
+  if (!parsed.success) throw new UnrecoverableError(`Invalid payload for ${name}: ${parsed.error.message}`);
+  return parsed.data as JobPayload<N>;
+}
+
+export class Queues {
+  readonly connection: Redis;
+  readonly prefix: string;
+  private readonly queues = new Map<QueueName, Queue>();
+  private readonly ownsConnection: boolean;
+
+  constructor(options: { redisUrl: string; prefix: string } | { connection: Redis; prefix: string }) {
+    this.prefix = options.prefix;
+    if ("connection" in options) {
+      this.connection = options.connection;
+      this.ownsConnection = false;
+    } else {
+      this.connection = createRedis(options.redisUrl, "producer", "queues");
+      this.ownsConnection = true;
+    }
+  }
+
+  get(name: QueueName): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefix, skipWaitingForReady: true });
+      queue.on("error", () => {});
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  all(): Queue[] {
+    return QUEUE_NAMES.map((n) => this.get(n));
+  }
+
+  /** Validates the payload and adds the job; Redis being down becomes a 503. */
+  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId?: string; delay?: number } = {}) {
+    const entry = jobCatalog[name];
+    const data = entry.schema.parse(payload);
+    try {
+      await whenReady(this.connection, 1000);
+      return await this.get(entry.queue).add(name, data, {
+        ...entry.options,
+        removeOnComplete: { age: 24 * 3600, count: 10000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+        ...(opts.jobId ? { jobId: opts.jobId } : {}),
+        ...(opts.delay ? { delay: opts.delay } : {}),
+      });
+    } catch (err) {
+      if (isRedisUnavailable(err) || this.connection.status !== "ready") {
+        throw new AppError("service_unavailable", "The job queue is unavailable; try again shortly.", {
+          cause: err,
+          headers: { "Retry-After": "5" },
+        });
+      }
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    if (this.ownsConnection) this.connection.disconnect();
+  }
+}

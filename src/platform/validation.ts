@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { ValidationFailed, type ValidationIssue } from "./errors.js";
+
+export type InputLocation = "body" | "query" | "path" | "header";
+
+type Issue = z.core.$ZodIssue & { input?: unknown };
+
+function describeIssue(issue: Issue): { msg: string; type: string } {
+  switch (issue.code) {
+    case "invalid_type": {
+      if (issue.input === undefined) return { msg: "Field required", type: "missing" };
+      const expected = String(issue.expected);
+      if (expected === "int") return { msg: "Input should be a valid integer", type: "int_type" };
+      if (expected === "object" || expected === "record") return { msg: "Input should be a valid object", type: "model_type" };
+      if (expected === "array") return { msg: "Input should be a valid list", type: "list_type" };
+      if (expected === "boolean") return { msg: "Input should be a valid boolean", type: "bool_type" };
+      if (expected === "number") return { msg: "Input should be a valid number", type: "float_type" };
+      if (expected === "string") return { msg: "Input should be a valid string", type: "string_type" };
+      return { msg: `Input should be a valid ${expected}`, type: `${expected}_type` };
+    }
+    case "too_small": {
+      const min = String(issue.minimum);
+      if (issue.origin === "string")
+        return { msg: `String should have at least ${min} character${min === "1" ? "" : "s"}`, type: "string_too_short" };
+      if (issue.origin === "array" || issue.origin === "set")
+        return { msg: `List should have at least ${min} item${min === "1" ? "" : "s"}`, type: "too_short" };
+      return issue.inclusive === false
+        ? { msg: `Input should be greater than ${min}`, type: "greater_than" }
+        : { msg: `Input should be greater than or equal to ${min}`, type: "greater_than_equal" };
+    }
+    case "too_big": {
+      const max = String(issue.maximum);
+      if (issue.origin === "string")
+        return { msg: `String should have at most ${max} character${max === "1" ? "" : "s"}`, type: "string_too_long" };
+      if (issue.origin === "array" || issue.origin === "set")
+        return { msg: `List should have at most ${max} item${max === "1" ? "" : "s"}`, type: "too_long" };
+      return issue.inclusive === false
+        ? { msg: `Input should be less than ${max}`, type: "less_than" }
+        : { msg: `Input should be less than or equal to ${max}`, type: "less_than_equal" };
+    }
+    case "invalid_format": {
+      const format = issue.format;
+      if (format === "regex") return { msg: `String should match pattern '${issue.pattern ?? ""}'`, type: "string_pattern_mismatch" };
+      if (format === "uuid" || format === "guid") return { msg: "Input should be a valid UUID", type: "uuid_parsing" };
+      if (format === "url") return { msg: "Input should be a valid URL", type: "url_parsing" };
+      if (format === "datetime") return { msg: "Input should be a valid ISO 8601 datetime", type: "datetime_parsing" };
+      if (format === "date") return { msg: "Input should be a valid ISO 8601 date", type: "date_parsing" };
+      return { msg: `Input should be a valid ${format}`, type: `${format}_parsing` };
+    }
+    case "invalid_value": {
+      const allowed = issue.values.map((v) => `'${String(v)}'`);
+      const list = allowed.length > 1 ? `${allowed.slice(0, -1).join(", ")} or ${allowed.at(-1)}` : allowed[0];
+      return { msg: `Input should be ${list}`, type: allowed.length > 1 ? "enum" : "literal_error" };
+    }
+    case "invalid_union":
+      return { msg: issue.message || "Input does not match any allowed shape", type: "union_error" };
+    case "unrecognized_keys":
+      return { msg: `Unknown field(s): ${issue.keys.join(", ")}`, type: "extra_forbidden" };
+    case "custom": {
+      const type = (issue.params as { type?: string } | undefined)?.type;
+      return { msg: issue.message, type: type ?? "value_error" };
+    }
+    default:
+      return { msg: issue.message, type: "value_error" };
+  }
+}
+
+export function toValidationIssues(error: z.ZodError, location: InputLocation): ValidationIssue[] {
+  return (error.issues as Issue[]).map((issue) => {
+    const { msg, type } = describeIssue(issue);
+    return { loc: [location, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))], msg, type };
+  });
+}
+
+/** Parses input against a schema, throwing the spec's 422 shape with `loc` rooted at `location`. */
+export function parseInput<S extends z.ZodType>(schema: S, data: unknown, location: InputLocation): z.output<S> {
+  const result = schema.safeParse(data, { reportInput: true });
+  if (!result.success) throw new ValidationFailed(toValidationIssues(result.error, location));
+  return result.data;
+}
+
+/**
+ * An optional request field that also accepts `null`, read as absent (the reference
+ * server's behaviour that existing clients rely on).
+ */
+export function optional<S extends z.ZodType>(schema: S) {
+  return schema.nullish().transform((v) => (v === null ? undefined : v) as Exclude<z.output<S>, null> | undefined);
+}
+
+/** Same as `optional`, but an absent or null value becomes `fallback`. */
+export function withDefault<S extends z.ZodType>(schema: S, fallback: z.output<S>) {
+  return schema.nullish().transform((v) => (v === null || v === undefined ? fallback : v) as z.output<S>);
+}
+
+/** Integers from query strings: digits only, so "1e3" and " 5" are rejected rather than coerced. */
+export function queryInt(min: number, max: number) {
+  return z
+    .string()
+    .transform((s, ctx) => {
+      if (!/^-?\d{1,12}$/.test(s)) {
+        ctx.addIssue({
+          code: "custom",
+          message: "Input should be a valid integer, unable to parse string as an integer",
+          params: { type: "int_parsing" },
+        });
+        return z.NEVER;
+      }
+      return Number(s);
+    })
+    .pipe(z.number().int().min(min).max(max));
+}

@@ -1,0 +1,22 @@
+import { createServer } from "node:http";
+import { createApp } from "./app.js";
+import { loadConfig } from "./platform/config.js";
+import { closeDeps, createDeps } from "./platform/deps.js";
+import { installShutdown } from "./platform/shutdown.js";
+
+/** Web process entry. */
+const config = loadConfig();
+const deps = createDeps(config, "web");
+const server = createServer(createApp(deps));
+server.keepAliveTimeout = 65_000;
+server.listen(config.PORT, config.HOST, () => {
+  deps.logger.info({ port: config.PORT, host: config.HOST }, "web listening");
+});
+
+installShutdown(deps.logger, async () => {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  await closeDeps(deps);
+});

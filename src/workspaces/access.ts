@@ -1,0 +1,59 @@
+import type { Db, DbTx } from "../platform/db.js";
+import { notFound } from "../platform/errors.js";
+
+/**
+ * Tenancy: workspaces have members; entities and projects belong to a workspace. A
+ * resource the caller may not see is reported as not found, so ids never leak.
+ */
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string) => UUID_RE.test(value);
+
+export async function visibleWorkspaceIds(db: Db | DbTx, userId: string): Promise<string[]> {
+  const rows = await db.workspaceMember.findMany({ where: { userId }, select: { workspaceId: true } });
+  return rows.map((r) => r.workspaceId);
+}
+
+export async function isMember(db: Db | DbTx, userId: string, workspaceId: string): Promise<boolean> {
+  if (!isUuid(workspaceId)) return false;
+  const row = await db.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId } } });
+  return row !== null;
+}
+
+/** The caller's personal workspace, created on first need (race-safe). */
+export async function personalWorkspace(db: Db, userId: string): Promise<string> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    SELECT w.id FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id
+    WHERE m.user_id = ${userId}::uuid AND w.personal ORDER BY w.created_at LIMIT 1`;
+  if (rows[0]) return rows[0].id;
+  return db.$transaction(async (tx) => {
+    // Serialise creation per user so two first requests make one personal workspace.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`personal-workspace:${userId}`}))`;
+    const again = await tx.$queryRaw<{ id: string }[]>`
+      SELECT w.id FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id
+      WHERE m.user_id = ${userId}::uuid AND w.personal ORDER BY w.created_at LIMIT 1`;
+    if (again[0]) return again[0].id;
+    const ws = await tx.workspace.create({ data: { name: "Personal workspace", personal: true } });
+    await tx.workspaceMember.create({ data: { workspaceId: ws.id, userId, role: "owner" } });
+    return ws.id;
+  });
+}
+
+/** The entity if the caller is a member of its workspace; otherwise 404. */
+export async function entityForUser(db: Db | DbTx, userId: string, entityId: string) {
+  if (!isUuid(entityId)) throw notFound("Entity");
+  const entity = await db.entity.findFirst({
+    where: { id: entityId, workspace: { members: { some: { userId } } } },
+  });
+  if (!entity) throw notFound("Entity");
+  return entity;
+}
+
+/** The project if the caller is a member of its workspace; otherwise 404. */
+export async function projectForUser(db: Db | DbTx, userId: string, projectId: string) {
+  if (!isUuid(projectId)) throw notFound("Project");
+  const project = await db.project.findFirst({
+    where: { id: projectId, workspace: { members: { some: { userId } } } },
+  });
+  if (!project) throw notFound("Project");
+  return project;
+}

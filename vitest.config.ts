@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/global-setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    maxWorkers: 3,
+    reporters: ["default"],
+  },
+});

@@ -1,0 +1,4 @@
+import type { ProcessorTable } from "./runtime.js";
+
+/** Every job name the worker process handles, with its processor. */
+export const processors: ProcessorTable = {};
