@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Config } from "./config.js";
 import { createDb, type Db } from "./db.js";
 import { createLogger, type Logger } from "./logger.js";
+import { PubSub } from "./pubsub.js";
 import { Queues } from "./queues.js";
 import { createRedis, type Redis } from "./redis.js";
 
@@ -12,6 +13,8 @@ export interface AppDeps {
   /** Producer connection: fails fast while Redis is down. */
   redis: Redis;
   queues: Queues;
+  /** The process's one shared subscriber connection (opened on first subscribe). */
+  pubsub: PubSub;
   logger: Logger;
   version: string;
 }
@@ -27,6 +30,7 @@ export function createDeps(config: Config, processName: string): AppDeps {
     db: createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
     redis,
     queues: new Queues({ connection: redis, prefix: config.REDIS_PREFIX }),
+    pubsub: new PubSub(config.REDIS_URL, processName),
     logger: createLogger(config.LOG_LEVEL, processName),
     version: SERVICE_VERSION,
   };
@@ -34,6 +38,7 @@ export function createDeps(config: Config, processName: string): AppDeps {
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.queues.close();
+  await deps.pubsub.close();
   await deps.db.$disconnect();
   deps.redis.disconnect();
 }

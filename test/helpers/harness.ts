@@ -7,6 +7,7 @@ import { createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/platform/config.js";
 import { createDatabaseFromTemplate, dropDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js";
+import { whenReady } from "../../src/platform/redis.js";
 import { type ProcessorTable, startWorkers, type WorkerHandles } from "../../workers/runtime.js";
 
 export const TEST_JWT_SECRET = "test-secret-for-hs256-tokens-only";
@@ -67,6 +68,7 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
     ...overrides,
   });
   const deps = createDeps(config, "test");
+  await whenReady(deps.redis, 5000);
   const app = createApp(deps);
   const workerHandles: WorkerHandles[] = [];
 

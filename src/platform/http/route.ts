@@ -62,12 +62,12 @@ export function defineRoute<B extends z.ZodType = z.ZodType, Q extends z.ZodType
 export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpServices): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
+      res.locals.routeTemplate = route.path;
       const credential = services.readCredential(req);
       const auth = await services.authenticator.authenticate(credential, route.auth, (ctx) => {
         res.locals.keyAuth = ctx;
       });
       res.locals.auth = auth;
-      res.locals.routeTemplate = route.path;
       await services.rateLimit(req, auth);
 
       const params = route.params ? parseInput(route.params, req.params, "path") : req.params;
