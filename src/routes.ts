@@ -1,9 +1,10 @@
 import { healthRoutes } from "./health/routes.js";
 import { keyRoutes } from "./keys/routes.js";
+import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
 import type { AnyRoute } from "./platform/http/route.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
-  return [...healthRoutes(deps), ...keyRoutes(deps)];
+  return [...healthRoutes(deps), ...keyRoutes(deps), ...onboardingRoutes(deps)];
 }
