@@ -1,3 +1,4 @@
+import { embedRoutes } from "./embed/routes.js";
 import { healthRoutes } from "./health/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
@@ -6,5 +7,5 @@ import type { AnyRoute } from "./platform/http/route.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
-  return [...healthRoutes(deps), ...keyRoutes(deps), ...onboardingRoutes(deps)];
+  return [...healthRoutes(deps), ...keyRoutes(deps), ...embedRoutes(deps), ...onboardingRoutes(deps)];
 }

@@ -34,6 +34,13 @@ export function hashingVector(text: string, dimensions = HASHING_DIMENSIONS): nu
     vector[h % dimensions]! += sign * weight;
   };
   const words = tokenize(text);
+  if (words.length === 0) {
+    // No letters or digits (e.g. "?!" or emoji): character trigrams of the text itself, so
+    // any text with a visible character gets a unit vector rather than zeros.
+    const padded = `^${text.normalize("NFKC").toLowerCase().replace(/\s+/gu, " ").trim()}$`;
+    const chars = Array.from(padded);
+    if (chars.length > 2) for (let j = 0; j + 3 <= chars.length; j++) add(`s:${chars.slice(j, j + 3).join("")}`, 1);
+  }
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     add(`w:${word}`, 1);

@@ -42,18 +42,30 @@ export function openAiCompatibleEmbedder(options: {
       } catch (err) {
         throw new AppError("upstream_unavailable", "The embeddings provider could not be reached.", { cause: err });
       }
+      if (!res.ok) await res.body?.cancel().catch(() => undefined);
       if (res.status >= 500 || res.status === 429) {
         throw new AppError("upstream_unavailable", `The embeddings provider answered ${res.status}.`);
       }
       if (!res.ok) throw new AppError("upstream_error", `The embeddings provider refused the request (${res.status}).`);
-      const body = (await res.json().catch(() => null)) as { data?: { embedding?: unknown; index?: number }[] } | null;
+      let body: { data?: { embedding?: unknown; index?: number }[] } | null;
+      try {
+        body = (await res.json()) as typeof body;
+      } catch (err) {
+        if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
+          throw new AppError("upstream_unavailable", "The embeddings provider timed out.", { cause: err });
+        }
+        body = null;
+      }
       const data = body?.data;
-      if (!Array.isArray(data) || data.length !== texts.length) {
+      if (!Array.isArray(data) || data.length !== texts.length || !data.every((d) => typeof d === "object" && d !== null)) {
         throw new AppError("upstream_error", "The embeddings provider answered in an unexpected format.");
       }
       const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
       const vectors = ordered.map((d) => d.embedding);
-      if (!vectors.every((v): v is number[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number"))) {
+      const width = Array.isArray(vectors[0]) ? vectors[0].length : 0;
+      const wellFormed = (v: unknown): v is number[] =>
+        Array.isArray(v) && v.length > 0 && v.length === width && v.every((x) => typeof x === "number" && Number.isFinite(x));
+      if (!vectors.every(wellFormed)) {
         throw new AppError("upstream_error", "The embeddings provider answered in an unexpected format.");
       }
       dimensions = vectors[0]?.length ?? dimensions;
@@ -67,8 +79,21 @@ export function createEmbedder(config: Config): EmbeddingProvider {
     return openAiCompatibleEmbedder({
       baseUrl: config.EMBEDDINGS_URL,
       model: config.EMBEDDINGS_MODEL,
+      timeoutMs: config.EMBEDDINGS_TIMEOUT_MS,
       ...(config.EMBEDDINGS_API_KEY ? { apiKey: config.EMBEDDINGS_API_KEY } : {}),
     });
   }
   return hashingEmbedder();
+}
+
+const shared = new WeakMap<Config, EmbeddingProvider>();
+
+/** One provider per configuration, shared by every domain of a process. */
+export function embedderFor(config: Config): EmbeddingProvider {
+  let embedder = shared.get(config);
+  if (!embedder) {
+    embedder = createEmbedder(config);
+    shared.set(config, embedder);
+  }
+  return embedder;
 }
