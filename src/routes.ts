@@ -1,3 +1,4 @@
+import { connectionRoutes } from "./connection/routes.js";
 import { embedRoutes } from "./embed/routes.js";
 import { healthRoutes } from "./health/routes.js";
 import { keyRoutes } from "./keys/routes.js";
