@@ -8,5 +8,5 @@ import type { AnyRoute } from "./platform/http/route.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
-  return [...healthRoutes(deps), ...keyRoutes(deps), ...embedRoutes(deps), ...onboardingRoutes(deps)];
+  return [...healthRoutes(deps), ...connectionRoutes(deps), ...keyRoutes(deps), ...embedRoutes(deps), ...onboardingRoutes(deps)];
 }
