@@ -1,0 +1,77 @@
+import { randomUUID } from "node:crypto";
+import type { EmbeddingProvider } from "../embed/provider.js";
+import type { Db } from "../platform/db.js";
+import { opinionUnits } from "./opinions.js";
+
+/**
+ * Enrichment of stored originals, run after ingest commits: each row gets an embedding
+ * (content_store.embedding, embedding_model, enriched_at) and its opinion units. It is
+ * idempotent: a row already embedded with the current model is left alone, and units are
+ * inserted with ON CONFLICT (content_id, start_offset) DO NOTHING, so running the same
+ * ids again changes nothing.
+ */
+export interface EnrichmentResult {
+  requested: number;
+  enriched: number;
+  alreadyEnriched: number;
+  missing: number;
+  unitsInserted: number;
+}
+
+/** Rows are read, embedded and written in chunks of this many. */
+export const ENRICH_CHUNK = 50;
+/** Characters of a row (title + content) that go into its embedding. */
+export const EMBED_TEXT_CHARS = 8000;
+
+export function embeddingText(row: { title: string; content: string }): string {
+  const text = row.title ? `${row.title}\n${row.content}` : row.content;
+  return text.slice(0, EMBED_TEXT_CHARS);
+}
+
+export async function enrichContent(db: Db, embedder: EmbeddingProvider, contentIds: string[]): Promise<EnrichmentResult> {
+  const ids = [...new Set(contentIds)];
+  const result: EnrichmentResult = { requested: ids.length, enriched: 0, alreadyEnriched: 0, missing: 0, unitsInserted: 0 };
+  for (let i = 0; i < ids.length; i += ENRICH_CHUNK) {
+    const chunk = ids.slice(i, i + ENRICH_CHUNK);
+    const rows = await db.content.findMany({
+      where: { id: { in: chunk } },
+      select: { id: true, entityId: true, title: true, content: true, embeddingModel: true, enrichedAt: true },
+    });
+    result.missing += chunk.length - rows.length;
+    const todo = rows.filter((r) => r.enrichedAt === null || r.embeddingModel !== embedder.model);
+    result.alreadyEnriched += rows.length - todo.length;
+    if (todo.length === 0) continue;
+
+    // Work that can fail (a remote embedder) happens before anything is written.
+    const vectors = await embedder.embed(todo.map(embeddingText));
+    const units = todo.flatMap((row) =>
+      opinionUnits(row.content).map((u) => ({
+        id: randomUUID(),
+        contentId: row.id,
+        entityId: row.entityId,
+        startOffset: u.start,
+        endOffset: u.end,
+        text: u.text,
+        aspect: u.aspect,
+        sentiment: u.sentiment,
+        sentimentLabel: u.label,
+      })),
+    );
+
+    await db.$transaction(async (tx) => {
+      if (units.length > 0) {
+        const inserted = await tx.opinionUnit.createMany({ data: units, skipDuplicates: true });
+        result.unitsInserted += inserted.count;
+      }
+      const enrichedAt = new Date();
+      for (const [index, row] of todo.entries()) {
+        await tx.content.update({
+          where: { id: row.id },
+          data: { embedding: vectors[index] ?? [], embeddingModel: embedder.model, enrichedAt },
+        });
+      }
+    });
+    result.enriched += todo.length;
+  }
+  return result;
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmbedder } from "../../src/embed/provider.js";
+import { opinionUnits, sliceCodePoints } from "../../src/enrichment/opinions.js";
+import { enrichContent } from "../../src/enrichment/service.js";
+import { deriveJobId } from "../../src/platform/queues.js";
+import { enrichmentProcessor } from "../../workers/enrichment.js";
+import { createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";
+import { createHarness, type Harness } from "../helpers/harness.js";
+
+let h: Harness;
+let tenant: Tenant;
+let ids: string[];
+
+const TEXTS = [
+  "I love the new onboarding flow, it is wonderful! The pricing is awful and I hate it.\n\nSupport answered within an hour.",
+  "Great docs 🎉. The dashboard 🚀 loads slowly on mobile. Would recommend to a friend.",
+  `${"Long rambling sentence without any full stop ".repeat(40)}and then it ends.`,
+];
+
+beforeAll(async () => {
+  h = await createHarness();
+  tenant = await createTenant(h);
+  ids = await storeSources(
+    h,
+    tenant,
+    TEXTS.map((content, i) => ({ platform: i === 1 ? "twitter" : "reddit", content, title: `Post ${i}` })),
+  );
+  h.startWorkers({ "enrichment.content.v1": enrichmentProcessor });
+});
+afterAll(() => h.close());
+
+async function snapshot() {
+  const rows = await h.deps.db.content.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, embedding: true, embeddingModel: true, enrichedAt: true },
+    orderBy: { id: "asc" },
+  });
+  const units = await h.deps.db.opinionUnit.findMany({
+    where: { contentId: { in: ids } },
+    orderBy: [{ contentId: "asc" }, { startOffset: "asc" }],
+  });
+  return { rows, units };
+}
+
+describe("enrichment.content.v1", () => {
+  it("embeds every row and stores opinion units whose offsets give back their text exactly", async () => {
+    await h.deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: deriveJobId("enrich", ...ids) });
+    const rows = await waitFor(
+      async () => {
+        const found = await h.deps.db.content.findMany({ where: { id: { in: ids }, enrichedAt: { not: null } } });
+        return found.length === ids.length ? found : undefined;
+      },
+      20_000,
+      "rows to be enriched",
+    );
+    for (const row of rows) {
+      expect(row.embeddingModel).toBe("local-hashing-v1");
+      expect(row.embedding).toHaveLength(384);
+      expect(row.embedding.some((v) => v !== 0)).toBe(true);
+    }
+
+    const { units } = await snapshot();
+    expect(units.length).toBeGreaterThanOrEqual(7);
+    for (const unit of units) {
+      const row = rows.find((r) => r.id === unit.contentId)!;
+      expect(sliceCodePoints(row.content, unit.startOffset, unit.endOffset)).toBe(unit.text);
+      expect(unit.entityId).toBe(tenant.entityId);
+    }
+    // The database agrees: substr() with the stored offsets is the unit text, for every unit.
+    const mismatches = await h.deps.db.$queryRaw<{ n: bigint }[]>`
+      SELECT count(*) AS n FROM opinion_units u JOIN content_store c ON c.id = u.content_id
+      WHERE substr(c.content, u.start_offset + 1, u.end_offset - u.start_offset) <> u.text`;
+    expect(Number(mismatches[0]?.n)).toBe(0);
+
+    const byText = (t: string) => units.find((u) => u.text === t);
+    expect(byText("I love the new onboarding flow, it is wonderful!")).toMatchObject({
+      sentimentLabel: "positive",
+      aspect: "onboarding flow",
+    });
+    expect(byText("The pricing is awful and I hate it.")).toMatchObject({ sentimentLabel: "negative", aspect: "pricing" });
+    // Emoji before a unit shift JavaScript offsets but not code-point offsets.
+    const dashboard = byText("The dashboard 🚀 loads slowly on mobile.");
+    expect(dashboard?.startOffset).toBe(Array.from(TEXTS[1]!).indexOf("T"));
+    // The long run-on text is cut into bounded units.
+    const longUnits = units.filter((u) => u.contentId === ids[2]);
+    expect(longUnits.length).toBeGreaterThan(1);
+    for (const u of longUnits) expect(u.text.length).toBeLessThanOrEqual(1000);
+  });
+
+  it("is idempotent: running the same rows again changes nothing", async () => {
+    const before = await snapshot();
+    const again = await enrichContent(h.deps.db, createEmbedder(h.config), [...ids, ids[0]!]);
+    expect(again).toMatchObject({ requested: 3, enriched: 0, alreadyEnriched: 3, unitsInserted: 0 });
+
+    // And through the queue, as a second delivery of the same job would.
+    await h.deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: deriveJobId("enrich-again", ...ids) });
+    const queue = h.deps.queues.get("enrichment");
+    await waitFor(async () => ((await queue.getCompletedCount()) >= 2 ? true : undefined), 20_000, "second job");
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("skips ids that are not stored and still enriches the rest", async () => {
+    const [fresh] = await storeSources(h, tenant, [{ platform: "github", content: "The CLI is fast. Installation failed twice." }]);
+    const result = await enrichContent(h.deps.db, createEmbedder(h.config), [fresh!, "00000000-0000-4000-8000-000000000000"]);
+    expect(result).toMatchObject({ requested: 2, enriched: 1, missing: 1, unitsInserted: 2 });
+  });
+
+  it("splits text deterministically", () => {
+    expect(opinionUnits(TEXTS[0]!)).toEqual(opinionUnits(TEXTS[0]!));
+    expect(opinionUnits("   \n\n  ")).toEqual([]);
+  });
+});

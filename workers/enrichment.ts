@@ -1,0 +1,7 @@
+import { createEmbedder } from "../src/embed/provider.js";
+import { enrichContent } from "../src/enrichment/service.js";
+import type { Processor } from "./runtime.js";
+
+/** `enrichment.content.v1`: embeds stored rows and splits them into opinion units. */
+export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (payload, { deps }) =>
+  enrichContent(deps.db, createEmbedder(deps.config), payload.contentIds);
