@@ -1,3 +1,4 @@
+import { grantCredits } from "../billing/ledger.js";
 import type { AppDeps } from "../platform/deps.js";
 
 /**
@@ -18,7 +19,19 @@ async function setInternalAgent(deps: AppDeps, sub: string | undefined, enabled:
   return `${sub} is ${enabled ? "now" : "no longer"} an internal agent`;
 }
 
+async function grant(deps: AppDeps, [workspaceId, amountText, ...note]: string[]): Promise<string> {
+  const amount = Number(amountText);
+  if (!workspaceId || !/^[0-9a-f-]{36}$/i.test(workspaceId) || !Number.isInteger(amount) || amount <= 0) {
+    throw new Error("usage: grant-credits <workspace_id> <positive whole amount> [note]");
+  }
+  const workspace = await deps.db.workspace.findUnique({ where: { id: workspaceId } });
+  if (!workspace) throw new Error(`workspace ${workspaceId} does not exist`);
+  const total = await grantCredits(deps.db, workspaceId, amount, note.length > 0 ? note.join(" ") : undefined);
+  return `granted ${amount} credits to ${workspaceId}; balance ${total}`;
+}
+
 export const adminCommands: Record<string, Command> = {
+  "grant-credits": { usage: "grant-credits <workspace_id> <amount> [note]", run: grant },
   "enable-raw-export": { usage: "enable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, true) },
   "disable-raw-export": { usage: "disable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, false) },
   "mark-internal-agent": { usage: "mark-internal-agent <sub>", run: (d, [sub]) => setInternalAgent(d, sub, true) },

@@ -1,0 +1,48 @@
+import { canonicalJson, sha256Hex } from "../platform/canonical.js";
+import type { Db, DbTx, Prisma } from "../platform/db.js";
+import { skillForUser, workflowOf } from "../skills/service.js";
+import { estimate, runScope, type SourceMode } from "./pricing.js";
+
+/** A quote prices one run of a skill; its scope_hash pins the exact run scope it priced. */
+export const QUOTE_TTL_MS = 15 * 60 * 1000;
+
+export function scopeHash(scope: object): string {
+  return sha256Hex("run-scope-v1", canonicalJson(scope));
+}
+
+/** The current scope of a skill, and its price. */
+export async function currentScope(db: Db | DbTx, userId: string, entityId: string, skillId: string, sourceMode: SourceMode) {
+  const { entity, skill } = await skillForUser(db, userId, entityId, skillId);
+  const scope = runScope(skill, workflowOf(skill), entity.platforms, sourceMode);
+  return { entity, skill, scope, hash: scopeHash(scope), price: estimate(scope) };
+}
+
+export async function createQuote(db: Db, userId: string, entityId: string, skillId: string, sourceMode: SourceMode) {
+  const { skill, scope, hash, price } = await currentScope(db, userId, entityId, skillId, sourceMode);
+  const expiresAt = new Date(Date.now() + QUOTE_TTL_MS);
+  const quote = await db.quote.create({
+    data: {
+      skillId: skill.id,
+      entityId: skill.entityId,
+      userId,
+      sourceMode,
+      estimatedCredits: price.estimated,
+      maxChargeCredits: price.maximum,
+      scopeHash: hash,
+      breakdown: { ...price.breakdown, scope } as unknown as Prisma.InputJsonValue,
+      expiresAt,
+    },
+  });
+  return {
+    quote_id: quote.id,
+    skill_id: skill.id,
+    entity_id: skill.entityId,
+    source_mode: sourceMode,
+    estimated_credits: price.estimated,
+    max_charge_credits: price.maximum,
+    scope_hash: hash,
+    expires_at: expiresAt.toISOString(),
+    breakdown: { ...price.breakdown, scope },
+    run_url: `/api/entities/${skill.entityId}/skills/${skill.id}/runs`,
+  };
+}
