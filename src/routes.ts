@@ -1,6 +1,8 @@
 import { connectionRoutes } from "./connection/routes.js";
 import { embedRoutes } from "./embed/routes.js";
+import { entityRoutes } from "./entities/routes.js";
 import { healthRoutes } from "./health/routes.js";
+import { ingestRoutes } from "./ingest/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
@@ -8,5 +10,13 @@ import type { AnyRoute } from "./platform/http/route.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
-  return [...healthRoutes(deps), ...connectionRoutes(deps), ...keyRoutes(deps), ...embedRoutes(deps), ...onboardingRoutes(deps)];
+  return [
+    ...healthRoutes(deps),
+    ...connectionRoutes(deps),
+    ...keyRoutes(deps),
+    ...embedRoutes(deps),
+    ...onboardingRoutes(deps),
+    ...entityRoutes(deps),
+    ...ingestRoutes(deps),
+  ];
 }

@@ -1,0 +1,119 @@
+import { Prisma } from "../platform/db.js";
+import type { AppDeps } from "../platform/deps.js";
+import { deriveJobId } from "../platform/queues.js";
+import { planBatch } from "./plan.js";
+import { COUNT_BASIS, type IngestRequest, type IngestResponse } from "./schemas.js";
+import { insertRows } from "./sql.js";
+
+/**
+ * Atomic content ingest (spec operation 1). One transaction stores every source and its
+ * comments or nothing; originals already stored for the entity are reused, never
+ * rewritten. After commit the new rows are queued for enrichment (embedding, opinion
+ * units); the answer never waits for it. Collectors and the notes import call this same
+ * function from the worker.
+ */
+export type IngestDeps = Pick<AppDeps, "db" | "queues" | "logger">;
+
+export const ENRICHMENT_CHUNK = 5000;
+const TX_OPTIONS = { maxWait: 10_000, timeout: 60_000 } as const;
+const MAX_ATTEMPTS = 3;
+
+/** Deadlocks and serialisation failures are safe to retry: the transaction left no trace. */
+function isRetryable(err: unknown): boolean {
+  const codes = new Set<string>();
+  const add = (v: unknown) => typeof v === "string" && codes.add(v);
+  const e = err as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null;
+  add(e?.code);
+  add(e?.meta?.code);
+  add(e?.meta?.driverAdapterError?.cause?.originalCode);
+  if (codes.has("40P01") || codes.has("40001") || codes.has("P2034")) return true;
+  return err instanceof Prisma.PrismaClientKnownRequestError && /deadlock detected|could not serialize access/i.test(err.message);
+}
+
+export async function ingestContent(
+  deps: IngestDeps,
+  entity: { id: string; workspaceId: string },
+  request: IngestRequest,
+): Promise<IngestResponse> {
+  const plan = planBatch(request);
+  const run = {
+    collectionRunId: request.collection_run_id ?? null,
+    collectionScope: request.collection_scope ?? null,
+    coverageState: request.coverage_state ?? null,
+  };
+
+  let attempt = 0;
+  let written: { ids: Map<string, string>; insertedSources: Set<string>; insertedComments: Set<string> };
+  for (;;) {
+    attempt += 1;
+    try {
+      written = await deps.db.$transaction(async (tx) => {
+        const sources = await insertRows(
+          tx,
+          entity,
+          "source",
+          plan.sources.map((row) => ({ ...row, parent_id: null })),
+          run,
+        );
+        const comments = await insertRows(
+          tx,
+          entity,
+          "comment",
+          plan.comments.map((row) => ({ ...row, parent_id: sources.ids.get(row.parent_key ?? "") ?? null })),
+          run,
+        );
+        return {
+          ids: new Map([...sources.ids, ...comments.ids]),
+          insertedSources: sources.inserted,
+          insertedComments: comments.inserted,
+        };
+      }, TX_OPTIONS);
+      break;
+    } catch (err) {
+      if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
+      deps.logger.warn({ entityId: entity.id, attempt, err: (err as Error).message }, "ingest transaction retried");
+    }
+  }
+
+  const idOf = (key: string) => written.ids.get(key) as string;
+  const parentIds = plan.sourceKeys.map(idOf);
+  const commentIds = plan.commentKeys.map(idOf);
+  const newIds = [...written.insertedSources, ...written.insertedComments].map(idOf);
+  await enqueueEnrichment(deps, entity.id, newIds);
+
+  const totalReceived = plan.sourceKeys.length + plan.commentKeys.length;
+  const inserted = newIds.length;
+  return {
+    inserted,
+    skipped_dedup: totalReceived - inserted,
+    skipped_irrelevant: 0,
+    total_received: totalReceived,
+    stored: parentIds.length + commentIds.length,
+    content_ids: [...parentIds, ...commentIds],
+    parent_content_ids: parentIds,
+    comment_content_ids: commentIds,
+    comments_received: plan.commentKeys.length,
+    comments_inserted: written.insertedComments.size,
+    complete: true,
+    count_basis: COUNT_BASIS,
+  };
+}
+
+/**
+ * Queues the new rows for enrichment in chunks the job catalog accepts. The rows are
+ * committed already: if the queue is unreachable the failure is logged and the rows
+ * stay, shown as unenriched by the completeness audit until they are queued again.
+ */
+export async function enqueueEnrichment(deps: Pick<AppDeps, "queues" | "logger">, entityId: string, contentIds: string[]): Promise<void> {
+  for (let i = 0; i < contentIds.length; i += ENRICHMENT_CHUNK) {
+    const chunk = contentIds.slice(i, i + ENRICHMENT_CHUNK);
+    try {
+      await deps.queues.enqueue("enrichment.content.v1", { contentIds: chunk }, { jobId: deriveJobId("enrich", ...chunk) });
+    } catch (err) {
+      deps.logger.error(
+        { entityId, rows: chunk.length, firstContentId: chunk[0], err: (err as Error).message },
+        "enrichment could not be queued; the stored rows remain unenriched",
+      );
+    }
+  }
+}

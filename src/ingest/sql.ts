@@ -1,0 +1,73 @@
+import type { DbTx } from "../platform/db.js";
+import type { PlannedRow } from "./plan.js";
+
+/**
+ * Set-based writes of one batch inside the caller's transaction: one multi-row INSERT
+ * per kind (sources, then comments) with ON CONFLICT DO NOTHING, then one SELECT for the
+ * ids of rows that already existed. The unique index on (entity_id, dedup_key) settles
+ * races: a concurrent transaction inserting the same key waits for ours and then finds
+ * the row. Rows are inserted in dedup-key order so two batches sharing keys take their
+ * index locks in the same order and cannot deadlock each other.
+ */
+export interface RunFields {
+  collectionRunId: string | null;
+  collectionScope: string | null;
+  coverageState: string | null;
+}
+
+export interface WriteResult {
+  /** dedup key → row id, for every key of the batch. */
+  ids: Map<string, string>;
+  /** Keys whose rows this statement created. */
+  inserted: Set<string>;
+}
+
+interface KeyedId {
+  id: string;
+  dedup_key: string;
+}
+
+export async function insertRows(
+  tx: DbTx,
+  entity: { id: string; workspaceId: string },
+  kind: "source" | "comment",
+  rows: (PlannedRow & { parent_id: string | null })[],
+  run: RunFields,
+): Promise<WriteResult> {
+  const ids = new Map<string, string>();
+  const inserted = new Set<string>();
+  if (rows.length === 0) return { ids, inserted };
+
+  const payload = JSON.stringify(rows.map(({ parent_key: _unused, ...row }) => row));
+  const created = await tx.$queryRaw<KeyedId[]>`
+    INSERT INTO content_store (
+      id, entity_id, workspace_id, parent_id, kind, platform, external_id, url, title, content, author,
+      published_at, engagement, metadata, collection_run_id, collection_scope, coverage_state, content_hash, dedup_key
+    )
+    SELECT gen_random_uuid(), ${entity.id}::uuid, ${entity.workspaceId}::uuid, r.parent_id, ${kind}::text, r.platform,
+      r.external_id, r.url, r.title, r.content, r.author, r.published_at, coalesce(r.engagement, '{}'::jsonb), r.metadata,
+      ${run.collectionRunId}::text, ${run.collectionScope}::text, ${run.coverageState}::text, r.content_hash, r.dedup_key
+    FROM json_to_recordset(${payload}::json) AS r(
+      parent_id uuid, platform text, external_id text, url text, title text, content text, author text,
+      published_at timestamptz, engagement jsonb, metadata jsonb, content_hash text, dedup_key text
+    )
+    ORDER BY r.dedup_key
+    ON CONFLICT (entity_id, dedup_key) DO NOTHING
+    RETURNING id, dedup_key`;
+  for (const row of created) {
+    ids.set(row.dedup_key, row.id);
+    inserted.add(row.dedup_key);
+  }
+
+  const missing = rows.map((r) => r.dedup_key).filter((key) => !ids.has(key));
+  if (missing.length > 0) {
+    // A new statement, so a new snapshot: rows committed by a concurrent batch are visible.
+    const existing = await tx.$queryRaw<KeyedId[]>`
+      SELECT id, dedup_key FROM content_store
+      WHERE entity_id = ${entity.id}::uuid AND dedup_key = ANY(${missing}::text[])`;
+    for (const row of existing) ids.set(row.dedup_key, row.id);
+  }
+  const unresolved = rows.find((r) => !ids.has(r.dedup_key));
+  if (unresolved) throw new Error(`ingest: no row for dedup key ${unresolved.dedup_key} after insert`);
+  return { ids, inserted };
+}
