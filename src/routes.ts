@@ -1,4 +1,5 @@
 import { connectionRoutes } from "./connection/routes.js";
+import { contextRoutes } from "./context/routes.js";
 import { embedRoutes } from "./embed/routes.js";
 import { entityRoutes } from "./entities/routes.js";
 import { healthRoutes } from "./health/routes.js";
@@ -15,6 +16,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...connectionRoutes(deps),
     ...keyRoutes(deps),
     ...embedRoutes(deps),
+    ...contextRoutes(deps),
     ...onboardingRoutes(deps),
     ...entityRoutes(deps),
     ...ingestRoutes(deps),

@@ -40,6 +40,12 @@ export const jobCatalog = {
     schema: z.object({ syncId: z.uuid(), credential: z.string().min(1) }),
     options: retry(3, 500),
   },
+  "context.embed.v1": {
+    queue: "enrichment",
+    // A saved page whose embedding could not be computed at save time.
+    schema: z.object({ pageId: z.uuid() }),
+    options: retry(8, 2000),
+  },
   "workflow.run.v1": {
     queue: "workflow-run",
     schema: z.object({ runId: z.uuid() }),

@@ -1,0 +1,7 @@
+import { embedStoredPage } from "../src/context/embedding.js";
+import { embedderFor } from "../src/embed/provider.js";
+import type { Processor } from "./runtime.js";
+
+/** Embeds a saved page whose embedding could not be computed when it was saved. */
+export const contextEmbedProcessor: Processor<"context.embed.v1"> = (payload, { deps }) =>
+  embedStoredPage(deps.db, embedderFor(deps.config), payload.pageId);
