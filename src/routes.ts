@@ -1,3 +1,4 @@
+import { collectionRoutes } from "./collection/routes.js";
 import { connectionRoutes } from "./connection/routes.js";
 import { contextRoutes } from "./context/routes.js";
 import { embedRoutes } from "./embed/routes.js";
@@ -20,5 +21,6 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...onboardingRoutes(deps),
     ...entityRoutes(deps),
     ...ingestRoutes(deps),
+    ...collectionRoutes(deps),
   ];
 }

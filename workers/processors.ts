@@ -1,9 +1,11 @@
+import { collectionProcessor } from "../src/collection/runner.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
 import type { ProcessorTable } from "./runtime.js";
 
 /** Every job name the worker process handles, with its processor. */
 export const processors: ProcessorTable = {
+  "collection.run.v1": collectionProcessor(),
   "enrichment.content.v1": enrichmentProcessor,
   "context.embed.v1": contextEmbedProcessor,
 };

@@ -1,4 +1,5 @@
 import { grantCredits } from "../billing/ledger.js";
+import { requeueJob, requeueStalled } from "../collection/requeue.js";
 import type { AppDeps } from "../platform/deps.js";
 
 /**
@@ -31,6 +32,17 @@ async function grant(deps: AppDeps, [workspaceId, amountText, ...note]: string[]
 }
 
 export const adminCommands: Record<string, Command> = {
+  "requeue-stalled": {
+    usage: "requeue-stalled [older_than_seconds]",
+    run: (d, [age]) => requeueStalled(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
+  },
+  "requeue-job": {
+    usage: "requeue-job <collection_job_id>",
+    run: (d, [id]) => {
+      if (!id) throw new Error("usage: requeue-job <collection_job_id>");
+      return requeueJob(d, id);
+    },
+  },
   "grant-credits": { usage: "grant-credits <workspace_id> <amount> [note]", run: grant },
   "enable-raw-export": { usage: "enable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, true) },
   "disable-raw-export": { usage: "disable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, false) },

@@ -55,6 +55,12 @@ export const EnvironmentSchema = z
     MEETINGNOTES_API_URL: z.url().default("https://public-api.granola.ai"),
     COLLECTOR_TIMEOUT_MS: z.coerce.number().int().min(100).default(15000),
     COLLECTOR_MAX_PAGES: z.coerce.number().int().min(1).max(100).default(3),
+    COLLECTOR_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(25),
+    COLLECTOR_MAX_COMMENTS: z.coerce.number().int().min(0).max(500).default(50),
+    COLLECTOR_REQUESTS_PER_SECOND: z.coerce.number().positive().max(1000).default(2),
+    COLLECTOR_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+    COLLECTOR_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).default(60000),
+    COLLECTOR_ALLOW_PRIVATE_URLS: boolish.default(false),
     TRUST_PROXY: boolish.default(false),
   })
   .superRefine((env, ctx) => {

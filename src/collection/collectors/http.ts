@@ -1,0 +1,209 @@
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+
+/**
+ * The collectors' HTTP client: one per collector run. It spaces requests (a per-run
+ * rate limit), times each one out, retries transient failures with exponential
+ * backoff and honours `Retry-After` (and GitHub's `x-ratelimit-reset`) on rate-limit
+ * answers. What it cannot recover from is thrown as an `UpstreamError` whose `kind`
+ * tells the runner whether a later job attempt may succeed (`transient`) or not.
+ */
+export type UpstreamFailureKind = "transient" | "permanent";
+
+export class UpstreamError extends Error {
+  override name = "UpstreamError";
+  constructor(
+    message: string,
+    readonly kind: UpstreamFailureKind,
+    readonly status?: number,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface HttpClientOptions {
+  timeoutMs: number;
+  /** Retries after the first attempt, for transient failures. */
+  retries: number;
+  requestsPerSecond: number;
+  /** A `Retry-After` longer than this is not waited out inside the run. */
+  maxRetryAfterMs: number;
+  /** First backoff step; doubled per retry, with jitter. */
+  baseDelayMs?: number;
+  headers?: Record<string, string>;
+  /** When false, URLs that resolve to loopback, private or link-local addresses are refused. */
+  allowPrivateUrls?: boolean;
+}
+
+export interface HttpAnswer<T> {
+  body: T;
+  status: number;
+  headers: Headers;
+  url: string;
+}
+
+export interface HttpClient {
+  getJson<T>(url: string, headers?: Record<string, string>): Promise<HttpAnswer<T>>;
+  getText(url: string, headers?: Record<string, string>): Promise<HttpAnswer<string>>;
+  /** Requests sent so far (attempts included). */
+  readonly requests: number;
+}
+
+const USER_AGENT = "research-evidence-service/1.0 (+collector)";
+const MAX_REDIRECTS = 5;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Milliseconds to wait from a `Retry-After` value (seconds or an HTTP date), if any. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** How long a rate-limit answer asks us to wait (Retry-After, or GitHub's reset header). */
+function rateLimitWait(res: Response): number | undefined {
+  const retryAfter = parseRetryAfter(res.headers.get("retry-after"));
+  if (retryAfter !== undefined) return retryAfter;
+  if (res.headers.get("x-ratelimit-remaining") === "0") {
+    const reset = Number(res.headers.get("x-ratelimit-reset"));
+    if (Number.isFinite(reset) && reset > 0) return Math.max(0, reset * 1000 - Date.now());
+  }
+  return undefined;
+}
+
+function isRateLimited(res: Response): boolean {
+  if (res.status === 429) return true;
+  // GitHub answers an exhausted rate limit with 403 and x-ratelimit-remaining: 0.
+  return res.status === 403 && res.headers.get("x-ratelimit-remaining") === "0";
+}
+
+const isTransientStatus = (status: number) => status === 408 || status === 425 || status === 429 || status >= 500;
+
+function isPrivateAddress(address: string): boolean {
+  if (isIP(address) === 6) {
+    const a = address.toLowerCase();
+    if (a === "::1" || a === "::") return true;
+    if (a.startsWith("::ffff:")) return isPrivateAddress(a.slice(7));
+    return /^(fc|fd|fe8|fe9|fea|feb)/.test(a);
+  }
+  const [p0 = 0, p1 = 0] = address.split(".").map(Number);
+  return (
+    p0 === 10 ||
+    p0 === 127 ||
+    p0 === 0 ||
+    (p0 === 169 && p1 === 254) ||
+    (p0 === 172 && p1 >= 16 && p1 <= 31) ||
+    (p0 === 192 && p1 === 168) ||
+    (p0 === 100 && p1 >= 64 && p1 <= 127)
+  );
+}
+
+async function assertPublicUrl(url: URL): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
+    throw new UpstreamError(`${url.host} resolves to a private or loopback address, which collectors may not fetch`, "permanent");
+  }
+}
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const minIntervalMs = 1000 / options.requestsPerSecond;
+  const baseDelayMs = options.baseDelayMs ?? 500;
+  let nextSlot = 0;
+  let requests = 0;
+
+  /** Reserves the next request slot so concurrent callers stay spaced. */
+  async function takeSlot(): Promise<void> {
+    const now = Date.now();
+    const at = Math.max(now, nextSlot);
+    nextSlot = at + minIntervalMs;
+    if (at > now) await sleep(at - now);
+  }
+
+  async function fetchOnce(url: string, headers: Record<string, string>): Promise<Response> {
+    let current = new URL(url);
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      if (current.protocol !== "http:" && current.protocol !== "https:") {
+        throw new UpstreamError(`unsupported URL scheme ${current.protocol}`, "permanent");
+      }
+      if (!options.allowPrivateUrls) await assertPublicUrl(current);
+      await takeSlot();
+      requests++;
+      const res = await fetch(current, {
+        headers: { "user-agent": USER_AGENT, ...options.headers, ...headers },
+        redirect: "manual",
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      const location = res.headers.get("location");
+      if (res.status >= 300 && res.status < 400 && location) {
+        await res.body?.cancel();
+        current = new URL(location, current);
+        continue;
+      }
+      return res;
+    }
+    throw new UpstreamError(`too many redirects from ${url}`, "permanent");
+  }
+
+  async function request(url: string, headers: Record<string, string>): Promise<Response> {
+    let lastError: UpstreamError | undefined;
+    for (let attempt = 0; attempt <= options.retries; attempt++) {
+      let res: Response;
+      try {
+        res = await fetchOnce(url, headers);
+      } catch (err) {
+        if (err instanceof UpstreamError) throw err;
+        const timedOut = (err as Error).name === "TimeoutError";
+        lastError = new UpstreamError(
+          timedOut ? `no answer within ${options.timeoutMs} ms` : `request failed: ${(err as Error).message}`,
+          "transient",
+        );
+        if (attempt < options.retries) await sleep(backoff(attempt));
+        continue;
+      }
+      if (res.ok) return res;
+      await res.body?.cancel();
+      const limited = isRateLimited(res);
+      if (!limited && !isTransientStatus(res.status)) {
+        throw new UpstreamError(`upstream answered HTTP ${res.status}`, "permanent", res.status);
+      }
+      const wait = limited || res.status === 503 ? rateLimitWait(res) : undefined;
+      lastError = new UpstreamError(
+        limited ? `upstream rate limit (HTTP ${res.status})` : `upstream answered HTTP ${res.status}`,
+        "transient",
+        res.status,
+        wait,
+      );
+      if (wait !== undefined && wait > options.maxRetryAfterMs) throw lastError;
+      if (attempt < options.retries) await sleep(wait ?? backoff(attempt));
+    }
+    throw lastError ?? new UpstreamError("request failed", "transient");
+  }
+
+  function backoff(attempt: number): number {
+    const step = baseDelayMs * 2 ** attempt;
+    return Math.round(step / 2 + Math.random() * (step / 2));
+  }
+
+  return {
+    get requests() {
+      return requests;
+    },
+    async getJson<T>(url: string, headers: Record<string, string> = {}) {
+      const res = await request(url, { accept: "application/json", ...headers });
+      const text = await res.text();
+      try {
+        return { body: JSON.parse(text) as T, status: res.status, headers: res.headers, url: res.url || url };
+      } catch {
+        throw new UpstreamError(`upstream answered with invalid JSON from ${new URL(url).host}`, "permanent", res.status);
+      }
+    },
+    async getText(url: string, headers: Record<string, string> = {}) {
+      const res = await request(url, headers);
+      return { body: await res.text(), status: res.status, headers: res.headers, url: res.url || url };
+    },
+  };
+}

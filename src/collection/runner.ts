@@ -1,0 +1,137 @@
+import type { Job } from "bullmq";
+import type { CollectionJob } from "../generated/prisma/client.js";
+import type { AppDeps } from "../platform/deps.js";
+import { startAnalysis } from "./analysis.js";
+import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
+import { type PlatformOutcome, type RunDeps, runPlatform } from "./platform-run.js";
+import { FenceLost, isSettled, readProgress } from "./progress.js";
+
+/**
+ * The `collection.run.v1` processor. One run:
+ * 1. claims the row (increments `attempts`, the fence of every later write);
+ * 2. runs one collector per platform, concurrently, each from its stored cursor;
+ *    platforms settled by an earlier run are skipped;
+ * 3. if a platform hit a transient upstream failure, throws so BullMQ retries the job
+ *    with backoff (only the unsettled platforms run again);
+ * 4. otherwise starts the analysis (unless `collection_only`) and completes the row.
+ * On the last attempt nothing is left to retry: failing platforms settle with their
+ * error, and an error of the run itself marks the row `failed`.
+ */
+export interface CollectionRunOptions {
+  collectors?: CollectorRegistry;
+  /** How long to wait for a row whose creating transaction has not committed yet. */
+  rowWaitMs?: number;
+}
+
+export interface CollectionRunResult {
+  status: "completed" | "failed" | "skipped";
+  analysisId: string | null;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<CollectionJob | "completed"> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const rows = await deps.db.$queryRaw<{ id: string }[]>`
+      UPDATE collection_jobs
+      SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
+      WHERE id = ${jobId}::uuid AND status <> 'completed'
+      RETURNING id`;
+    if (rows[0]) return deps.db.collectionJob.findUniqueOrThrow({ where: { id: jobId } });
+    const existing = await deps.db.collectionJob.findUnique({ where: { id: jobId }, select: { status: true } });
+    if (existing?.status === "completed") return "completed";
+    // The job is enqueued inside the transaction that inserts its row: it can be
+    // delivered a moment before that transaction commits.
+    if (Date.now() >= deadline) throw new Error(`collection job ${jobId} has no row (yet)`);
+    await sleep(50);
+  }
+}
+
+export async function runCollectionJob(
+  deps: RunDeps,
+  jobId: string,
+  options: CollectionRunOptions & { finalAttempt: boolean },
+): Promise<CollectionRunResult> {
+  const claimed = await claim(deps, jobId, options.rowWaitMs ?? 5000);
+  if (claimed === "completed") return { status: "skipped", analysisId: null };
+  const row = claimed;
+  const fence = row.attempts;
+
+  const entity = await deps.db.entity.findUnique({ where: { id: row.entityId } });
+  if (!entity) {
+    await deps.db.$executeRaw`
+      UPDATE collection_jobs SET status = 'failed', error = 'the entity no longer exists', finished_at = now(), updated_at = now()
+      WHERE id = ${jobId}::uuid AND attempts = ${fence}`;
+    return { status: "failed", analysisId: null };
+  }
+
+  const job = {
+    id: row.id,
+    fence,
+    depth: row.depth === "deep" ? ("deep" as const) : ("brief" as const),
+    objective: row.objective,
+    questions: row.questions,
+    createdAt: row.createdAt,
+    finalAttempt: options.finalAttempt,
+  };
+  const collectorEntity = {
+    id: entity.id,
+    workspaceId: entity.workspaceId,
+    name: entity.name,
+    url: entity.url,
+    keywords: entity.keywords,
+    collectionTargets: entity.collectionTargets,
+  };
+  const progress = readProgress(row.progress, row.platforms);
+  const collectors = options.collectors ?? defaultCollectors;
+  const results = await Promise.allSettled(
+    row.platforms.map(async (platform): Promise<PlatformOutcome> => {
+      const p = progress[platform];
+      if (!p || isSettled(p)) return "settled";
+      return runPlatform(deps, job, collectorEntity, platform, p, collectors);
+    }),
+  );
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failure) throw failure.reason;
+  const retrying = row.platforms.filter((_, i) => (results[i] as PromiseFulfilledResult<PlatformOutcome>).value === "retry");
+  if (retrying.length > 0) {
+    throw new Error(`transient upstream failures on ${retrying.join(", ")}; the job is retried with backoff`);
+  }
+
+  let analysisId = row.analysisId;
+  if (!row.collectionOnly && !analysisId) {
+    analysisId = await startAnalysis(deps, row, entity);
+  }
+  const done = await deps.db.$executeRaw`
+    UPDATE collection_jobs
+    SET status = 'completed', analysis_id = ${analysisId}::uuid, error = NULL, finished_at = now(), updated_at = now()
+    WHERE id = ${jobId}::uuid AND attempts = ${fence}`;
+  if (done === 0) throw new FenceLost(jobId);
+  return { status: "completed", analysisId };
+}
+
+/** Marks a job failed after its last attempt (a run that lost its fence leaves the row alone). */
+export async function markFailed(deps: Pick<AppDeps, "db">, jobId: string, error: Error): Promise<void> {
+  if (error instanceof FenceLost) return;
+  await deps.db.$executeRaw`
+    UPDATE collection_jobs SET status = 'failed', error = ${error.message.slice(0, 2000)}, finished_at = now(), updated_at = now()
+    WHERE id = ${jobId}::uuid AND status <> 'completed'`;
+}
+
+/** Builds the processor; tests and the queue benchmark pass their own collectors. */
+export function collectionProcessor(options: CollectionRunOptions = {}) {
+  return async (payload: { jobId: string }, ctx: { deps: AppDeps; job: Job }) => {
+    const finalAttempt = ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
+    try {
+      return await runCollectionJob(ctx.deps, payload.jobId, { ...options, finalAttempt });
+    } catch (err) {
+      if (finalAttempt) {
+        await markFailed(ctx.deps, payload.jobId, err as Error).catch((markErr: unknown) =>
+          ctx.deps.logger.error({ jobId: payload.jobId, err: markErr }, "could not mark the collection job failed"),
+        );
+      }
+      throw err;
+    }
+  };
+}
