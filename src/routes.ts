@@ -9,6 +9,7 @@ import { keyRoutes } from "./keys/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
 import type { AnyRoute } from "./platform/http/route.js";
+import { searchRoutes } from "./search/routes.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -19,6 +20,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...embedRoutes(deps),
     ...contextRoutes(deps),
     ...onboardingRoutes(deps),
+    ...searchRoutes(deps),
     ...entityRoutes(deps),
     ...ingestRoutes(deps),
     ...collectionRoutes(deps),

@@ -1,6 +1,7 @@
 import { collectionProcessor } from "../src/collection/runner.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
+import { notesSyncProcessor } from "./notes-sync.js";
 import type { ProcessorTable } from "./runtime.js";
 
 /** Every job name the worker process handles, with its processor. */
@@ -8,4 +9,5 @@ export const processors: ProcessorTable = {
   "collection.run.v1": collectionProcessor(),
   "enrichment.content.v1": enrichmentProcessor,
   "context.embed.v1": contextEmbedProcessor,
+  "notes.sync.v1": notesSyncProcessor,
 };

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import { canonicalJson } from "../platform/canonical.js";
 import type { Db, DbTx } from "../platform/db.js";
 import { isUniqueViolation, type Prisma } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
@@ -21,17 +22,6 @@ export interface OnboardingResult {
 export function onboardingRequestHash(userId: string, input: OnboardingInput): string {
   const { request_id: _ignored, ...rest } = input;
   return createHash("sha256").update(userId).update("\u0000").update(canonicalJson(rest)).digest("hex");
-}
-
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 const conflict = () =>

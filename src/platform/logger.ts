@@ -1,10 +1,13 @@
-import { type Logger, pino } from "pino";
+import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
 
 export type { Logger };
 
-/** Structured JSON logs. Secrets are redacted wherever they might appear in a logged object. */
-export function createLogger(level: string, name: string): Logger {
-  return pino({
+/**
+ * Structured JSON logs. Secrets are redacted wherever they might appear in a logged object.
+ * `destination` defaults to stdout (tests pass a stream to read what was logged).
+ */
+export function createLogger(level: string, name: string, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     name,
     level,
     base: { service: "research-evidence", process: name },
@@ -13,8 +16,13 @@ export function createLogger(level: string, name: string): Logger {
         "req.headers.authorization",
         "req.headers.cookie",
         "req.headers['x-api-key']",
+        "api_key",
         "*.api_key",
+        "*.*.api_key",
         "*.apiKey",
+        "credential",
+        "*.credential",
+        "*.*.credential",
         "*.raw_key",
         "*.password",
         "*.token",
@@ -22,5 +30,6 @@ export function createLogger(level: string, name: string): Logger {
       ],
       censor: "[redacted]",
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -37,8 +37,9 @@ export const jobCatalog = {
   "notes.sync.v1": {
     queue: "notes-sync",
     // `credential` is the provider key sealed with the service's secrets key, never clear text.
+    // The job (and with it the sealed credential) is removed from Redis as soon as it ends.
     schema: z.object({ syncId: z.uuid(), credential: z.string().min(1) }),
-    options: retry(3, 500),
+    options: { ...retry(3, 500), removeOnComplete: true, removeOnFail: true },
   },
   "context.embed.v1": {
     queue: "enrichment",
@@ -112,9 +113,9 @@ export class Queues {
     try {
       await whenReady(this.connection, 1000);
       return await this.get(entry.queue).add(name, data, {
-        ...entry.options,
         removeOnComplete: { age: 24 * 3600, count: 10000 },
         removeOnFail: { age: 7 * 24 * 3600 },
+        ...entry.options,
         ...(opts.jobId ? { jobId: opts.jobId } : {}),
         ...(opts.delay ? { delay: opts.delay } : {}),
       });

@@ -1,10 +1,11 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Harness } from "../helpers/harness.js";
 import { randomId } from "../helpers/harness.js";
 
 /**
- * Test data for the analysis, search and enrichment tests: a user with a workspace and an
- * entity, and stored originals. Each test file arranges its own.
+ * Test data for the analysis, search and enrichment tests, arranged through the real API
+ * (POST /api/entities, POST /agent/v1/ingest/content). Only a project, which has no
+ * route of its own, is inserted directly. Each test file arranges its own.
  */
 export interface Tenant {
   sub: string;
@@ -15,20 +16,35 @@ export interface Tenant {
   entityId: string;
 }
 
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+export async function createEntity(
+  h: Harness,
+  token: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; workspace_id: string }> {
+  const res = await h.http.post("/api/entities").set(auth(token)).send(body);
+  if (res.status !== 201) throw new Error(`entity creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as { id: string; workspace_id: string };
+}
+
+/** A user with a workspace holding one project and one entity in it. */
 export async function createTenant(h: Harness, name = "Acme"): Promise<Tenant> {
   const sub = randomId("user-");
   const token = await h.token(sub);
-  const db = h.deps.db;
-  const user = await db.user.upsert({ where: { sub }, create: { sub }, update: {} });
-  const workspace = await db.workspace.create({ data: { name: `${name} workspace` } });
-  await db.workspaceMember.create({ data: { workspaceId: workspace.id, userId: user.id, role: "owner" } });
-  const project = await db.project.create({ data: { workspaceId: workspace.id, name: `${name} project` } });
-  const entity = await db.entity.create({ data: { workspaceId: workspace.id, projectId: project.id, name } });
-  return { sub, token, userId: user.id, workspaceId: workspace.id, projectId: project.id, entityId: entity.id };
+  const first = await createEntity(h, token, { name: `${name} (setup)` });
+  const project = await h.deps.db.project.create({ data: { workspaceId: first.workspace_id, name: `${name} research` } });
+  const entity = await createEntity(h, token, { name, project_id: project.id, workspace_id: first.workspace_id });
+  const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
+  return { sub, token, userId: user.id, workspaceId: first.workspace_id, projectId: project.id, entityId: entity.id };
 }
 
 export async function addEntity(h: Harness, tenant: Tenant, name: string, projectId: string | null = null): Promise<string> {
-  const entity = await h.deps.db.entity.create({ data: { workspaceId: tenant.workspaceId, projectId, name } });
+  const entity = await createEntity(h, tenant.token, {
+    name,
+    workspace_id: tenant.workspaceId,
+    ...(projectId ? { project_id: projectId } : {}),
+  });
   return entity.id;
 }
 
@@ -39,34 +55,19 @@ export interface SourceInput {
   url?: string;
   author?: string;
   published_at?: string;
-  kind?: string;
 }
 
-/** Stores originals for an entity and answers their ids, in order. */
+/** Stores originals for an entity through the ingest API and answers their ids, in order. */
 export async function storeSources(h: Harness, tenant: Tenant, sources: SourceInput[], entityId = tenant.entityId): Promise<string[]> {
-  const ids: string[] = [];
-  for (const s of sources) {
-    const id = randomUUID();
-    const hash = createHash("sha256").update(s.content).digest("hex");
-    await h.deps.db.content.create({
-      data: {
-        id,
-        entityId,
-        workspaceId: tenant.workspaceId,
-        kind: s.kind ?? "source",
-        platform: s.platform,
-        url: s.url ?? `https://example.com/${id}`,
-        title: s.title ?? "",
-        content: s.content,
-        author: s.author ?? "someone",
-        publishedAt: s.published_at ? new Date(s.published_at) : null,
-        contentHash: hash,
-        dedupKey: `${s.platform}:${hash}:${id}`,
-      },
+  const res = await h.http
+    .post("/agent/v1/ingest/content")
+    .set(auth(tenant.token))
+    .send({
+      entity_id: entityId,
+      sources: sources.map((s) => ({ id: randomUUID(), url: `https://example.com/${randomUUID()}`, author: "someone", ...s })),
     });
-    ids.push(id);
-  }
-  return ids;
+  if (res.status !== 200) throw new Error(`ingest failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.content_ids as string[];
 }
 
 /** Polls `check` until it answers a value other than undefined, or fails after `timeoutMs`. */

@@ -93,16 +93,24 @@ describe("enrichment.content.v1", () => {
     expect(again).toMatchObject({ requested: 3, enriched: 0, alreadyEnriched: 3, unitsInserted: 0 });
 
     // And through the queue, as a second delivery of the same job would.
-    await h.deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: deriveJobId("enrich-again", ...ids) });
-    const queue = h.deps.queues.get("enrichment");
-    await waitFor(async () => ((await queue.getCompletedCount()) >= 2 ? true : undefined), 20_000, "second job");
+    const job = await h.deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: deriveJobId("enrich-again", ...ids) });
+    await waitFor(async () => ((await job.getState()) === "completed" ? true : undefined), 20_000, "second job");
     expect(await snapshot()).toEqual(before);
   });
 
-  it("skips ids that are not stored and still enriches the rest", async () => {
+  it("runs for rows the ingest service queues, and skips ids that are not stored", async () => {
     const [fresh] = await storeSources(h, tenant, [{ platform: "github", content: "The CLI is fast. Installation failed twice." }]);
+    // Ingest queues enrichment after commit; the running worker picks it up.
+    await waitFor(
+      async () => ((await h.deps.db.content.findUnique({ where: { id: fresh! } }))?.enrichedAt ? true : undefined),
+      20_000,
+      "ingested row to be enriched",
+    );
+    const units = await h.deps.db.opinionUnit.findMany({ where: { contentId: fresh! }, orderBy: { startOffset: "asc" } });
+    expect(units.map((u) => u.text)).toEqual(["The CLI is fast.", "Installation failed twice."]);
+
     const result = await enrichContent(h.deps.db, createEmbedder(h.config), [fresh!, "00000000-0000-4000-8000-000000000000"]);
-    expect(result).toMatchObject({ requested: 2, enriched: 1, missing: 1, unitsInserted: 2 });
+    expect(result).toEqual({ requested: 2, enriched: 0, alreadyEnriched: 1, missing: 1, unitsInserted: 0 });
   });
 
   it("splits text deterministically", () => {

@@ -1,0 +1,254 @@
+import { IngestRequestSchema } from "../ingest/schemas.js";
+import { ingestContent } from "../ingest/service.js";
+import type { Prisma } from "../platform/db.js";
+import type { AppDeps } from "../platform/deps.js";
+import { AppError, type ErrorCode } from "../platform/errors.js";
+import { secretBoxFor } from "../platform/secrets.js";
+import { noteSource, PLATFORM, SUMMARY_KIND, summaryOf } from "./mapping.js";
+import { MeetingNotesClient, MeetingNotesError, type Note, PROVIDER_NAME } from "./provider.js";
+import { type ImportedNote, type SyncParams, SyncParams as SyncParamsSchema, type SyncResult } from "./schemas.js";
+
+/**
+ * The notes-sync job: fetch one page of notes (and each note, with its transcript when
+ * asked) from the provider, and only when every fetch succeeded store the page: one
+ * ingest call (note rows + utterance rows, one transaction), then the summaries as
+ * knowledge and the sync's answer in a second transaction. Both steps are idempotent,
+ * so a retry after a failure between them converges; the sync is never reported
+ * completed until both are done. The clear api_key lives only in this function's
+ * memory; it is not logged, stored or returned.
+ */
+export type NotesDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
+
+/** How a provider failure is answered (DESIGN.md §2: 502 bad answer, 503 unavailable). */
+export function providerFailure(err: MeetingNotesError): AppError {
+  switch (err.kind) {
+    case "unauthorized":
+      return new AppError(
+        "provider_unauthorized",
+        `${err.message} Check the ${PROVIDER_NAME} api_key; this is not a credential error of this service.`,
+      );
+    case "unavailable":
+      return new AppError("upstream_unavailable", err.message, { headers: { "Retry-After": "30" } });
+    case "rate_limited":
+      return new AppError("upstream_unavailable", err.message, {
+        headers: { "Retry-After": String(err.details.retryAfterSeconds ?? 30) },
+      });
+    case "bad_status":
+      return err.details.status === 503
+        ? new AppError("upstream_unavailable", err.message, { headers: { "Retry-After": "30" } })
+        : new AppError("upstream_error", err.message);
+    case "malformed":
+      return new AppError("upstream_error", err.message);
+  }
+}
+
+/** Marks a sync failed with an answerable error, unless it already ended. */
+export async function failSync(db: NotesDeps["db"], syncId: string, code: ErrorCode, detail: string): Promise<void> {
+  await db.noteSync.updateMany({
+    where: { id: syncId, status: { in: ["queued", "running"] } },
+    data: { status: "failed", errorCode: code, error: detail, finishedAt: new Date() },
+  });
+}
+
+const POOL = 4;
+
+async function fetchPage(client: MeetingNotesClient, params: SyncParams) {
+  const page = await client.listNotes({
+    pageSize: params.max_notes,
+    cursor: params.cursor,
+    createdAfter: params.created_after,
+    folderId: params.folder_id,
+  });
+  if (page.notes.length > params.max_notes) {
+    throw new MeetingNotesError("malformed", `The ${PROVIDER_NAME} provider answered more notes than the page size asked for.`);
+  }
+  const ids = page.notes.map((n) => n.id);
+  if (new Set(ids).size !== ids.length) {
+    throw new MeetingNotesError("malformed", `The ${PROVIDER_NAME} provider listed the same note twice in one page.`);
+  }
+  const notes: Note[] = new Array(ids.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const i = next++;
+      notes[i] = await client.getNote(ids[i] as string, { includeTranscript: params.include_transcript });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(POOL, ids.length) }, worker));
+  return { notes, hasMore: page.hasMore, cursor: page.hasMore ? page.cursor : null };
+}
+
+export interface RunOptions {
+  /** True on the job's last attempt: an unexpected error then fails the sync for good. */
+  lastAttempt: boolean;
+  /** Test seam: the provider client options beyond base URL, key and timeout. */
+  client?: Partial<ConstructorParameters<typeof MeetingNotesClient>[0]>;
+}
+
+export type RunOutcome = { status: "completed"; result: SyncResult } | { status: "failed"; code: ErrorCode } | { status: "skipped" };
+
+export async function runNoteSync(
+  deps: NotesDeps,
+  payload: { syncId: string; credential: string },
+  options: RunOptions,
+): Promise<RunOutcome> {
+  const sync = await deps.db.noteSync.findUnique({ where: { id: payload.syncId } });
+  if (!sync || sync.status === "completed" || sync.status === "failed") return { status: "skipped" };
+
+  const fail = async (error: AppError): Promise<RunOutcome> => {
+    await failSync(deps.db, sync.id, error.code, error.message);
+    deps.logger.warn({ syncId: sync.id, code: error.code }, "meeting-note sync failed");
+    return { status: "failed", code: error.code };
+  };
+
+  const box = secretBoxFor(deps.config);
+  if (!box)
+    return fail(new AppError("service_unavailable", "Meeting-note import is not configured on this server (SECRETS_KEY is not set)."));
+  let apiKey: string;
+  try {
+    apiKey = box.open(payload.credential, sync.id);
+  } catch {
+    return fail(new AppError("internal_error", "The sealed provider credential of this sync could not be opened; send the request again."));
+  }
+
+  const paramsParsed = SyncParamsSchema.safeParse(sync.params);
+  if (!paramsParsed.success) return fail(new AppError("internal_error", "The stored parameters of this sync are invalid."));
+  const params = paramsParsed.data;
+  const entity = await deps.db.entity.findUnique({ where: { id: params.entity_id }, select: { id: true, workspaceId: true } });
+  if (!entity) return fail(new AppError("not_found", "Entity was not found."));
+
+  await deps.db.noteSync.updateMany({ where: { id: sync.id, status: "queued" }, data: { status: "running" } });
+
+  const client = new MeetingNotesClient({
+    baseUrl: deps.config.MEETINGNOTES_API_URL,
+    apiKey,
+    timeoutMs: deps.config.MEETINGNOTES_TIMEOUT_MS,
+    ...options.client,
+  });
+
+  try {
+    const page = await fetchPage(client, params);
+    const result = await storePage(deps, entity, sync, params, page);
+    return { status: "completed", result };
+  } catch (err) {
+    if (err instanceof MeetingNotesError) return fail(providerFailure(err));
+    if (err instanceof AppError) return fail(err);
+    if (options.lastAttempt) await fail(new AppError("internal_error", "The meeting-note import failed; it has been logged."));
+    throw err;
+  }
+}
+
+async function storePage(
+  deps: NotesDeps,
+  entity: { id: string; workspaceId: string },
+  sync: { id: string; requestId: string },
+  params: SyncParams,
+  page: { notes: Note[]; hasMore: boolean; cursor: string | null },
+): Promise<SyncResult> {
+  const sources = page.notes.map((note) => noteSource(note, params.include_transcript));
+  const externalIds = sources.flatMap((s) => [s.id, ...s.comments.map((c) => c.id)]);
+  const existing = new Set(
+    externalIds.length === 0
+      ? []
+      : (
+          await deps.db.$queryRaw<{ external_id: string }[]>`
+            SELECT external_id FROM content_store
+            WHERE entity_id = ${entity.id}::uuid AND platform = ${PLATFORM} AND external_id = ANY(${externalIds}::text[])`
+        ).map((r) => r.external_id),
+  );
+
+  let contentIds: string[] = [];
+  let parentIds: string[] = [];
+  let commentIds: string[] = [];
+  let rowsInserted = 0;
+  let rowsSkipped = 0;
+  if (sources.length > 0) {
+    const request = IngestRequestSchema.safeParse({
+      sources,
+      collection_run_id: `meetingnotes-sync:${sync.id}`,
+      collection_scope: params.folder_id ? `folder:${params.folder_id}` : "notes",
+      coverage_state: page.hasMore || params.cursor ? "bounded" : "exhaustive",
+    });
+    if (!request.success) {
+      throw new MeetingNotesError("malformed", `The ${PROVIDER_NAME} provider answered notes this service cannot store.`);
+    }
+    const ingested = await ingestContent(deps, entity, request.data);
+    contentIds = ingested.content_ids;
+    parentIds = ingested.parent_content_ids;
+    commentIds = ingested.comment_content_ids;
+    rowsInserted = ingested.inserted;
+    rowsSkipped = ingested.skipped_dedup;
+  }
+
+  return deps.db.$transaction(async (tx) => {
+    const notes: ImportedNote[] = [];
+    let offset = 0;
+    for (const [i, note] of page.notes.entries()) {
+      const source = sources[i] as (typeof sources)[number];
+      const noteContentId = parentIds[i] as string;
+      const utteranceIds = commentIds.slice(offset, offset + source.comments.length);
+      offset += source.comments.length;
+      const newRows = [source.id, ...source.comments.map((c) => c.id)].filter((id) => !existing.has(id)).length;
+
+      let knowledgeId: string | null = null;
+      const summary = summaryOf(note);
+      if (summary) {
+        const metadata = {
+          note_id: note.id,
+          note_content_id: noteContentId,
+          format: summary.format,
+          created_at: note.created_at,
+          ...(summary.markdown !== undefined ? { summary_markdown: summary.markdown } : {}),
+        } satisfies Prisma.InputJsonValue;
+        const rows = await tx.$queryRaw<{ id: string }[]>`
+          INSERT INTO knowledge (id, entity_id, workspace_id, kind, platform, external_id, title, content, metadata)
+          VALUES (gen_random_uuid(), ${entity.id}::uuid, ${entity.workspaceId}::uuid, ${SUMMARY_KIND}, ${PLATFORM}, ${note.id},
+            ${note.title ?? ""}, ${summary.content}, ${JSON.stringify(metadata)}::jsonb)
+          ON CONFLICT (entity_id, kind, external_id) DO UPDATE
+            SET title = EXCLUDED.title, content = EXCLUDED.content, metadata = EXCLUDED.metadata, updated_at = now()
+          RETURNING id`;
+        knowledgeId = rows[0]?.id ?? null;
+      }
+
+      notes.push({
+        note_id: note.id,
+        title: note.title ?? "",
+        created_at: note.created_at,
+        content_id: noteContentId,
+        status: newRows > 0 ? "imported" : "skipped_dedup",
+        new_rows: newRows,
+        transcript_included: params.include_transcript && note.transcript != null,
+        utterances: source.comments.length,
+        utterance_content_ids: utteranceIds,
+        knowledge_id: knowledgeId,
+      });
+    }
+
+    const result: SyncResult = {
+      status: "completed",
+      request_id: sync.requestId,
+      entity_id: entity.id,
+      imported: notes.filter((n) => n.status === "imported").length,
+      skipped_dedup: notes.filter((n) => n.status === "skipped_dedup").length,
+      rows_inserted: rowsInserted,
+      rows_skipped_dedup: rowsSkipped,
+      content_ids: contentIds,
+      knowledge_ids: notes.flatMap((n) => (n.knowledge_id ? [n.knowledge_id] : [])),
+      notes,
+      next_cursor: page.cursor,
+      has_more: page.hasMore,
+    };
+    const done = await tx.noteSync.updateMany({
+      where: { id: sync.id, status: { in: ["queued", "running"] } },
+      data: {
+        status: "completed",
+        result: result as unknown as Prisma.InputJsonValue,
+        finishedAt: new Date(),
+        error: null,
+        errorCode: null,
+      },
+    });
+    if (done.count === 0) throw new Error("note sync ended while it was being stored");
+    return result;
+  });
+}

@@ -1,0 +1,82 @@
+import { z } from "zod";
+import { optional, withDefault } from "../platform/validation.js";
+import { FOLDER_ID_PATTERN } from "./provider.js";
+
+/**
+ * Meeting-note import (spec operation 4). Required: `api_key` and `entity_id`; the rest
+ * is optional (defaults: `max_notes` 10, `include_transcript` true, `request_id`
+ * generated). Decisions beyond the spec are in docs/api.md ("Meeting-note import").
+ */
+export const DEFAULT_MAX_NOTES = 10;
+
+export const SyncBody = z.object({
+  api_key: z.string().min(8).max(500),
+  entity_id: z.string().min(1).max(100),
+  created_after: optional(z.iso.datetime({ offset: true })),
+  folder_id: optional(z.string().regex(FOLDER_ID_PATTERN)),
+  max_notes: withDefault(z.number().int().min(1).max(20), DEFAULT_MAX_NOTES),
+  include_transcript: withDefault(z.boolean(), true),
+  // An empty cursor is the first page, like an absent one.
+  cursor: optional(z.string().max(4000)).transform((v) => (v === "" ? undefined : v)),
+  request_id: optional(z.string().min(8).max(128)),
+});
+export type SyncInput = z.output<typeof SyncBody>;
+
+/** What the job needs besides the credential; stored on the sync row, never the api_key. */
+export const SyncParams = z.object({
+  entity_id: z.uuid(),
+  created_after: z.string().optional(),
+  folder_id: z.string().optional(),
+  max_notes: z.number().int().min(1).max(20),
+  include_transcript: z.boolean(),
+  cursor: z.string().optional(),
+});
+export type SyncParams = z.infer<typeof SyncParams>;
+
+export const SyncStatusParams = z.object({ request_id: z.string().min(8).max(128) });
+
+export const ImportedNote = z.object({
+  note_id: z.string(),
+  title: z.string(),
+  created_at: z.string(),
+  content_id: z.uuid(),
+  status: z.enum(["imported", "skipped_dedup"]),
+  new_rows: z.number().int(),
+  transcript_included: z.boolean(),
+  utterances: z.number().int(),
+  utterance_content_ids: z.array(z.uuid()),
+  knowledge_id: z.uuid().nullable(),
+});
+export type ImportedNote = z.infer<typeof ImportedNote>;
+
+export const SyncResult = z.object({
+  status: z.literal("completed"),
+  request_id: z.string(),
+  entity_id: z.uuid(),
+  imported: z.number().int(),
+  skipped_dedup: z.number().int(),
+  rows_inserted: z.number().int(),
+  rows_skipped_dedup: z.number().int(),
+  content_ids: z.array(z.uuid()),
+  knowledge_ids: z.array(z.uuid()),
+  notes: z.array(ImportedNote),
+  next_cursor: z.string().nullable(),
+  has_more: z.boolean(),
+});
+export type SyncResult = z.infer<typeof SyncResult>;
+
+export const SyncPending = z.object({
+  status: z.enum(["queued", "running"]),
+  request_id: z.string(),
+  entity_id: z.uuid(),
+  next: z.string(),
+});
+
+export const SyncFailed = z.object({
+  status: z.literal("failed"),
+  request_id: z.string(),
+  entity_id: z.uuid(),
+  error: z.object({ code: z.string(), detail: z.string() }),
+});
+
+export const SyncStatus = z.union([SyncResult, SyncPending, SyncFailed]);

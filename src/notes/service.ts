@@ -1,0 +1,144 @@
+import { createHash, randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import { canonicalJson } from "../platform/canonical.js";
+import type { AppDeps } from "../platform/deps.js";
+import { AppError, ERROR_CODES, type ErrorCode, notFound } from "../platform/errors.js";
+import { deriveJobId } from "../platform/queues.js";
+import { secretBoxFor } from "../platform/secrets.js";
+import { entityForUser } from "../workspaces/access.js";
+import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
+
+/**
+ * The web side of a meeting-note import: record the sync (unique per caller and
+ * request_id), queue one `notes.sync.v1` job for it with the provider key sealed, wait
+ * briefly for the job, and answer the imported page, the failure, or "still running".
+ */
+export type SyncDeps = Pick<AppDeps, "db" | "queues" | "config">;
+
+export type SyncAnswer =
+  | { status: 200; body: SyncResult }
+  | { status: 202; body: { status: "queued" | "running"; request_id: string; entity_id: string; next: string } };
+
+export const statusPath = (requestId: string) => `/api/meetingnotes/sync/${encodeURIComponent(requestId)}`;
+
+export const syncRequestHash = (params: SyncParams) => createHash("sha256").update(canonicalJson(params)).digest("hex");
+
+const notConfigured = () =>
+  new AppError("service_unavailable", "Meeting-note import is not configured on this server: the operator must set SECRETS_KEY.");
+
+function storedFailure(code: string | null, detail: string | null): AppError {
+  const known = code !== null && code in ERROR_CODES ? (code as ErrorCode) : "internal_error";
+  const message = detail ?? "The meeting-note import failed.";
+  return known === "upstream_unavailable" || known === "service_unavailable"
+    ? new AppError(known, message, { headers: { "Retry-After": "30" } })
+    : new AppError(known, message);
+}
+
+export async function startSync(deps: SyncDeps, userId: string, input: SyncInput): Promise<SyncAnswer> {
+  const box = secretBoxFor(deps.config);
+  if (!box) throw notConfigured();
+  const entity = await entityForUser(deps.db, userId, input.entity_id);
+  const requestId = input.request_id ?? randomUUID();
+  const params: SyncParams = {
+    entity_id: entity.id,
+    max_notes: input.max_notes,
+    include_transcript: input.include_transcript,
+    ...(input.created_after !== undefined ? { created_after: input.created_after } : {}),
+    ...(input.folder_id !== undefined ? { folder_id: input.folder_id } : {}),
+    ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
+  };
+  // The api_key is not part of the request's identity: a retry with a rotated key is the same import.
+  const hash = syncRequestHash(params);
+
+  const created = await deps.db.$queryRaw<{ id: string }[]>`
+    INSERT INTO note_syncs (id, user_id, entity_id, request_id, request_hash, params)
+    VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${requestId}, ${hash}, ${JSON.stringify(params)}::jsonb)
+    ON CONFLICT (user_id, request_id) DO NOTHING
+    RETURNING id`;
+
+  let syncId: string;
+  let enqueue = true;
+  if (created[0]) {
+    syncId = created[0].id;
+  } else {
+    const existing = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
+    if (!existing) throw new Error("note sync vanished after a conflicting insert");
+    if (existing.requestHash !== hash) {
+      throw new AppError(
+        "idempotency_conflict",
+        "This request_id was already used for a different meeting-note import; send a new request_id.",
+      );
+    }
+    syncId = existing.id;
+    if (existing.status === "completed") return { status: 200, body: existing.result as unknown as SyncResult };
+    if (existing.status === "failed") {
+      // A failed import may be retried under the same request_id; one retry wins the reset.
+      const reset = await deps.db.noteSync.updateMany({
+        where: { id: syncId, status: "failed" },
+        data: { status: "queued", error: null, errorCode: null, finishedAt: null },
+      });
+      enqueue = reset.count === 1;
+    }
+    // queued/running: queue again under the same job id, a no-op while the job exists.
+  }
+
+  if (enqueue) {
+    await deps.queues.enqueue(
+      "notes.sync.v1",
+      { syncId, credential: box.seal(input.api_key, syncId) },
+      { jobId: deriveJobId("notes", userId, requestId) },
+    );
+  }
+  return waitForSync(deps, syncId, requestId, entity.id);
+}
+
+async function waitForSync(deps: SyncDeps, syncId: string, requestId: string, entityId: string): Promise<SyncAnswer> {
+  const deadline = Date.now() + deps.config.NOTES_SYNC_WAIT_MS;
+  let pause = 25;
+  for (;;) {
+    const row = await deps.db.noteSync.findUnique({
+      where: { id: syncId },
+      select: { status: true, result: true, error: true, errorCode: true },
+    });
+    if (!row) throw notFound("Meeting-note sync");
+    if (row.status === "completed") return { status: 200, body: row.result as unknown as SyncResult };
+    if (row.status === "failed") throw storedFailure(row.errorCode, row.error);
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      return {
+        status: 202,
+        body: {
+          status: row.status === "running" ? "running" : "queued",
+          request_id: requestId,
+          entity_id: entityId,
+          next: statusPath(requestId),
+        },
+      };
+    }
+    await delay(Math.min(pause, remaining));
+    pause = Math.min(pause * 2, 250);
+  }
+}
+
+/** The state of one of the caller's syncs; 404 when it is not theirs or its entity is no longer visible. */
+export async function syncStatus(deps: Pick<AppDeps, "db">, userId: string, requestId: string) {
+  const row = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
+  if (!row) throw notFound("Meeting-note sync");
+  await entityForUser(deps.db, userId, row.entityId);
+  if (row.status === "completed") return row.result as unknown as SyncResult;
+  if (row.status === "failed") {
+    const failure = storedFailure(row.errorCode, row.error);
+    return {
+      status: "failed" as const,
+      request_id: requestId,
+      entity_id: row.entityId,
+      error: { code: failure.code, detail: failure.message },
+    };
+  }
+  return {
+    status: row.status === "running" ? ("running" as const) : ("queued" as const),
+    request_id: requestId,
+    entity_id: row.entityId,
+    next: statusPath(requestId),
+  };
+}

@@ -1,0 +1,17 @@
+import { UnrecoverableError } from "bullmq";
+import { runNoteSync } from "../src/notes/importer.js";
+import type { Processor } from "./runtime.js";
+
+/**
+ * `notes.sync.v1`: imports one page of meeting notes. A provider failure ends the sync
+ * (recorded on its row) without retries; anything unexpected is retried, and the last
+ * attempt records the failure. The job is removed when it ends (see the job catalog),
+ * taking the sealed credential with it.
+ */
+export const notesSyncProcessor: Processor<"notes.sync.v1"> = async (payload, { deps, job }) => {
+  const attempts = job.opts.attempts ?? 1;
+  const outcome = await runNoteSync(deps, payload, { lastAttempt: job.attemptsMade + 1 >= attempts });
+  if (outcome.status === "failed") throw new UnrecoverableError(`meeting-note sync ${payload.syncId} failed: ${outcome.code}`);
+  if (outcome.status === "skipped") return { syncId: payload.syncId, status: "skipped" };
+  return { syncId: payload.syncId, status: "completed", imported: outcome.result.imported, skipped_dedup: outcome.result.skipped_dedup };
+};
