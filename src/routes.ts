@@ -1,8 +1,10 @@
 import { collectionRoutes } from "./collection/routes.js";
 import { connectionRoutes } from "./connection/routes.js";
 import { contextRoutes } from "./context/routes.js";
+import { coverageRoutes } from "./coverage/routes.js";
 import { embedRoutes } from "./embed/routes.js";
 import { entityRoutes } from "./entities/routes.js";
+import { exportRoutes } from "./export/routes.js";
 import { healthRoutes } from "./health/routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
 import { keyRoutes } from "./keys/routes.js";
@@ -23,6 +25,8 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...searchRoutes(deps),
     ...entityRoutes(deps),
     ...ingestRoutes(deps),
+    ...coverageRoutes(deps),
+    ...exportRoutes(deps),
     ...collectionRoutes(deps),
   ];
 }

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { CoverageState, PLATFORMS } from "../ingest/vocabulary.js";
+import { optional, withDefault } from "../platform/validation.js";
+
+/**
+ * Coverage records (spec operation 3): what a collector attempted for an entity and
+ * whether it proved coverage. Stored apart from content rows, so a run that stored
+ * nothing new can still prove `exhaustive` or `blocked`.
+ */
+const isoDateTime = z
+  .string()
+  .max(200)
+  .refine((v) => z.iso.datetime({ offset: true, local: true }).safeParse(v).success || z.iso.date().safeParse(v).success, {
+    message: "Input should be a valid ISO 8601 datetime",
+    params: { type: "datetime_parsing" },
+  });
+
+const Count = z.number().int().min(0);
+const Label = z.string().max(200);
+
+export const CoverageTarget = z.object({
+  target: z.string().min(1).max(2000),
+  target_type: withDefault(Label, "account"),
+  role: withDefault(Label, "unknown"),
+  source_group: optional(Label),
+  sender_type: optional(Label),
+  status: withDefault(Label, "unknown"),
+  items_found: withDefault(Count, 0),
+  items_stored: withDefault(Count, 0),
+  cursor_start: optional(z.string().max(4000)),
+  cursor_end: optional(z.string().max(4000)),
+  reached_end: optional(z.boolean()),
+  error: optional(z.string().max(5000)),
+  metadata: optional(z.record(z.string(), z.unknown())),
+});
+export type CoverageTarget = z.output<typeof CoverageTarget>;
+
+/** The collector that reports: a platform, or `unknown`. */
+export const Collector = z.enum([...PLATFORMS, "unknown"]);
+
+const recordFields = {
+  coverage_state: CoverageState,
+  collector: withDefault(Collector, "unknown"),
+  collection_scope: withDefault(z.string().max(200), "unknown"),
+  run_id: optional(z.string().min(1).max(200)),
+  query: optional(z.string().max(5000)),
+  started_at: optional(isoDateTime),
+  finished_at: optional(isoDateTime),
+  targets: withDefault(z.array(CoverageTarget).max(200), []),
+  totals: withDefault(z.record(z.string(), z.unknown()), {}),
+  notes: optional(z.string().max(5000)),
+};
+
+export const CoverageRequestBody = z.object({ entity_id: z.string().min(1).max(100), ...recordFields });
+
+/** The request minus `entity_id`: what the collection worker passes to `recordCoverage`. */
+export const CoverageInputSchema = z.object(recordFields);
+export type CoverageInput = z.output<typeof CoverageInputSchema>;
+
+export const CoverageResponse = z.object({
+  status: z.literal("recorded"),
+  entity_id: z.string(),
+  run_id: z.string(),
+  coverage_state: z.string(),
+  targets_recorded: z.number().int(),
+});
+export type CoverageResponse = z.infer<typeof CoverageResponse>;
