@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PLATFORMS } from "../ingest/vocabulary.js";
 import { optional, withDefault } from "../platform/validation.js";
 
 /**
@@ -7,24 +8,6 @@ import { optional, withDefault } from "../platform/validation.js";
  * (each 1–200), URLs http(s) ≤ 2000 (an empty string reads as "no URL"), free-form
  * `collection_targets` ≤ 20 000 characters of JSON, objective texts ≤ 4000.
  */
-export const PLATFORMS = [
-  "reddit",
-  "youtube",
-  "tiktok",
-  "twitter",
-  "instagram",
-  "linkedin",
-  "hackernews",
-  "producthunt",
-  "github",
-  "threads",
-  "web",
-  "meetingnotes",
-  "slack",
-  "agent",
-  "claude_code",
-  "codex",
-] as const;
 
 export const SOURCE_INTENTS = ["Cursor", "Claude Code", "Codex", "OpenClaw"] as const;
 export const COLLECTION_MODES = ["agent", "server"] as const;
