@@ -1,3 +1,4 @@
+import { analysisRoutes } from "./analysis/routes.js";
 import { collectionRoutes } from "./collection/routes.js";
 import { connectionRoutes } from "./connection/routes.js";
 import { contextRoutes } from "./context/routes.js";
@@ -25,6 +26,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...onboardingRoutes(deps),
     ...notesRoutes(deps),
     ...searchRoutes(deps),
+    ...analysisRoutes(deps),
     ...entityRoutes(deps),
     ...ingestRoutes(deps),
     ...coverageRoutes(deps),

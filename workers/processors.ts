@@ -1,4 +1,5 @@
 import { collectionProcessor } from "../src/collection/runner.js";
+import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
 import { notesSyncProcessor } from "./notes-sync.js";
@@ -7,6 +8,7 @@ import type { ProcessorTable } from "./runtime.js";
 /** Every job name the worker process handles, with its processor. */
 export const processors: ProcessorTable = {
   "collection.run.v1": collectionProcessor(),
+  "analysis.run.v1": analysisProcessor,
   "enrichment.content.v1": enrichmentProcessor,
   "context.embed.v1": contextEmbedProcessor,
   "notes.sync.v1": notesSyncProcessor,

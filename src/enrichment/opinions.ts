@@ -126,7 +126,8 @@ export function sliceCodePoints(text: string, start: number, end: number): strin
 
 /** Sentiment score in -1..1 and the aspect (a noun phrase, lemmatised) of one sentence. */
 export function analyseSentence(sentence: string): { aspect: string | null; sentiment: number } {
-  const doc = nlp.readDoc(sentence);
+  // A capitalised first word is tagged as a proper noun ("Terrible pricing …"); tag it lower-cased.
+  const doc = nlp.readDoc(sentence.charAt(0).toLowerCase() + sentence.slice(1));
   const sentiment = Math.max(-1, Math.min(1, Number(doc.out(its.sentiment)) || 0));
   const pos = doc.tokens().out(its.pos) as string[];
   // The typings of `its.lemma` do not match `out()`; at run time it is a token helper like the others.

@@ -1,0 +1,70 @@
+import { AUTH, callerId } from "../platform/auth.js";
+import type { AppDeps } from "../platform/deps.js";
+import { defineRoute } from "../platform/http/route.js";
+import { deriveJobId } from "../platform/queues.js";
+import { parseLastEventId } from "../platform/sse.js";
+import { relayAnalysis } from "./relay.js";
+import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION, TERMINAL_STATUSES } from "./schemas.js";
+import { analysisForUser, startAnalysis, toAnalysisRecord } from "./service.js";
+
+const tags = ["analysis"];
+const SSE = "text/event-stream";
+
+export const analysisRoutes = (deps: AppDeps) => [
+  defineRoute({
+    method: "post",
+    path: "/agent/v1/analysis/run",
+    summary: "Start an analysis and stream its progress, evidence and result (SSE)",
+    tags,
+    auth: AUTH.bearerOnly,
+    body: RunBody,
+    responses: {
+      200: { description: STREAM_DESCRIPTION, contentType: SSE },
+      404: { description: "An entity, project or provided source the caller cannot see" },
+      409: { description: "The request_id was used for a different request" },
+    },
+    handler: async ({ body, auth, res }) => {
+      const { analysis } = await startAnalysis(deps.db, callerId(auth), body);
+      const finished = (TERMINAL_STATUSES as readonly string[]).includes(analysis.status);
+      await relayAnalysis(deps, res, analysis.id, {
+        afterSeq: 0,
+        headers: { "X-Analysis-Id": analysis.id },
+        // Subscribed first, then queued: no event can be published before we listen.
+        afterSubscribe: finished
+          ? undefined
+          : async () => {
+              await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
+            },
+      });
+      return undefined;
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/agent/v1/analysis/:analysis_id",
+    summary: "Read an analysis: its status and, once finished, its result",
+    tags,
+    auth: AUTH.full,
+    params: AnalysisIdParams,
+    responses: { 200: { description: "The analysis", schema: AnalysisRecord }, 404: { description: "Unknown or not the caller's" } },
+    handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await analysisForUser(deps.db, callerId(auth), params.analysis_id)) }),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/agent/v1/analysis/:analysis_id/events",
+    summary: "Replay an analysis's event stream (SSE) after Last-Event-ID, continuing live while it runs",
+    tags,
+    auth: AUTH.full,
+    params: AnalysisIdParams,
+    query: EventsQuery,
+    headers: [{ name: "Last-Event-ID", required: false, description: "Resume after this event id (sequence number)" }],
+    responses: { 200: { description: STREAM_DESCRIPTION, contentType: SSE }, 404: { description: "Unknown or not the caller's" } },
+    handler: async ({ params, query, auth, req, res }) => {
+      const analysis = await analysisForUser(deps.db, callerId(auth), params.analysis_id);
+      const header = req.headers["last-event-id"];
+      const afterSeq = header !== undefined ? parseLastEventId(header) : parseLastEventId(query.last_event_id);
+      await relayAnalysis(deps, res, analysis.id, { afterSeq, headers: { "X-Analysis-Id": analysis.id } });
+      return undefined;
+    },
+  }),
+];

@@ -1,0 +1,121 @@
+import { UnrecoverableError } from "bullmq";
+import { createEmbedder } from "../embed/provider.js";
+import type { Prisma } from "../generated/prisma/client.js";
+import type { DbTx } from "../platform/db.js";
+import type { AppDeps } from "../platform/deps.js";
+import { AppError } from "../platform/errors.js";
+import { type AnalysisRequest, runEngine } from "./engine.js";
+import { appendEvent, hasTerminalEvent } from "./events.js";
+import type { Depth, ResultData, SearchMode } from "./schemas.js";
+import { TERMINAL_STATUSES } from "./schemas.js";
+
+/**
+ * The `analysis.run.v1` job: runs the engine for one analysis row and records every
+ * step as an event. The final `result` (or, on the last attempt, `error`) is stored in
+ * one transaction with the row's status, result and insights, so the row and its stream
+ * never disagree. A re-delivered job for a finished analysis only repairs a missing
+ * terminal event.
+ */
+export interface Attempt {
+  /** True when no retry will follow a failure of this attempt. */
+  final: boolean;
+}
+
+async function storeInsights(tx: DbTx, analysisId: string, entityId: string | null, data: ResultData, entityOf: Map<string, string>) {
+  await tx.entityInsight.deleteMany({ where: { analysisId } });
+  for (const insight of data.insights) {
+    const entities = insight.evidence.map((e) => entityOf.get(e.content_id)).filter((id): id is string => Boolean(id));
+    const created = await tx.entityInsight.create({
+      data: {
+        analysisId,
+        entityId: entityId ?? mostCommon(entities),
+        title: insight.title,
+        summary: insight.summary,
+        sentiment: insight.sentiment,
+        confidence: insight.confidence,
+      },
+    });
+    await tx.insightEvidence.createMany({
+      data: insight.evidence.map((e) => ({
+        insightId: created.id,
+        contentId: e.content_id,
+        opinionUnitId: e.opinion_unit_id,
+        quote: e.quote,
+        startOffset: e.start_offset,
+        endOffset: e.end_offset,
+      })),
+    });
+  }
+}
+
+function mostCommon(values: string[]): string | null {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? null;
+}
+
+export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt: Attempt): Promise<{ status: string }> {
+  const row = await deps.db.analysis.findUnique({ where: { id: analysisId } });
+  if (!row) throw new UnrecoverableError(`Analysis ${analysisId} does not exist`);
+
+  if ((TERMINAL_STATUSES as readonly string[]).includes(row.status)) {
+    if (!(await hasTerminalEvent(deps.db, analysisId))) {
+      if (row.status === "failed")
+        await appendEvent(deps, analysisId, "error", { status: "failed", detail: row.error ?? "The analysis failed." });
+      else
+        await appendEvent(deps, analysisId, "result", {
+          ...((row.result as Record<string, unknown> | null) ?? { status: row.status, data: {} }),
+        });
+    }
+    return { status: row.status };
+  }
+
+  await deps.db.analysis.update({ where: { id: analysisId }, data: { status: "running" } });
+  const request: AnalysisRequest = {
+    id: row.id,
+    userId: row.userId,
+    question: row.question,
+    searchMode: (row.searchMode ?? undefined) as SearchMode | undefined,
+    platforms: row.platforms,
+    depth: row.depth as Depth,
+    entityId: row.entityId,
+    projectId: row.projectId,
+    providedSources: row.providedSources,
+  };
+
+  try {
+    const output = await runEngine(
+      {
+        db: deps.db,
+        config: deps.config,
+        embedder: createEmbedder(deps.config),
+        progress: async (step, progress) => {
+          await appendEvent(deps, analysisId, "progress", { step, status: "running", progress });
+        },
+      },
+      request,
+    );
+    const result = { status: output.status, data: output.data };
+    for (const item of output.data.evidence) await appendEvent(deps, analysisId, "evidence", { ...item });
+    await appendEvent(deps, analysisId, "progress", { step: "finalize", status: "running", progress: 0.95 });
+    await appendEvent(deps, analysisId, "result", result, async (tx) => {
+      await storeInsights(tx, analysisId, row.entityId, output.data, output.entityOf);
+      await tx.analysis.update({
+        where: { id: analysisId },
+        data: { status: output.status, result: result as unknown as Prisma.InputJsonObject, finishedAt: new Date(), error: null },
+      });
+    });
+    return { status: output.status };
+  } catch (err) {
+    const permanent = err instanceof AppError && err.status < 500;
+    if (attempt.final || permanent) {
+      const detail = err instanceof AppError ? err.message : "The analysis failed on an internal error.";
+      deps.logger.error({ err, analysisId }, "analysis failed");
+      await appendEvent(deps, analysisId, "error", { status: "failed", detail }, async (tx) => {
+        await tx.analysis.update({ where: { id: analysisId }, data: { status: "failed", error: detail, finishedAt: new Date() } });
+      });
+      if (permanent) throw new UnrecoverableError(detail);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,111 @@
+import type { Analysis } from "../generated/prisma/client.js";
+import { type Db, isUniqueViolation } from "../platform/db.js";
+import { AppError, notFound } from "../platform/errors.js";
+import { entityForUser, projectForUser, visibleWorkspaceIds } from "../workspaces/access.js";
+import type { AnalysisRecord, RunInput } from "./schemas.js";
+
+/**
+ * Analysis requests and reads. Identity is the verified bearer's user only. A
+ * `request_id` names one analysis per user: the same request again answers the same
+ * analysis (its stream replays), a different request under the same id is a 409.
+ */
+export interface Started {
+  analysis: Analysis;
+  created: boolean;
+}
+
+function sameRequest(row: Analysis, input: RunInput, providedSources: string[]): boolean {
+  return (
+    row.question === input.question &&
+    (row.searchMode ?? undefined) === input.search_mode &&
+    row.depth === input.depth &&
+    (row.entityId ?? undefined) === input.entity_id &&
+    (row.projectId ?? undefined) === input.project_id &&
+    JSON.stringify([...row.platforms].sort()) === JSON.stringify([...new Set(input.platforms ?? [])].sort()) &&
+    JSON.stringify(row.providedSources) === JSON.stringify(providedSources)
+  );
+}
+
+export async function startAnalysis(db: Db, userId: string, input: RunInput): Promise<Started> {
+  const providedSources = [...new Set((input.provided_sources ?? []).map((s) => s.content_id))];
+  if (input.request_id) {
+    const existing = await db.analysis.findUnique({ where: { userId_requestId: { userId, requestId: input.request_id } } });
+    if (existing) return reuse(existing, input, providedSources);
+  }
+
+  // Every id the request names must be visible to the caller (404 otherwise, never 403).
+  const entity = input.entity_id ? await entityForUser(db, userId, input.entity_id) : null;
+  const project = input.project_id ? await projectForUser(db, userId, input.project_id) : null;
+  if (providedSources.length > 0) {
+    const workspaces = await visibleWorkspaceIds(db, userId);
+    const found = await db.content.findMany({
+      where: { id: { in: providedSources }, workspaceId: { in: workspaces } },
+      select: { id: true },
+    });
+    const visible = new Set(found.map((r) => r.id));
+    const missing = providedSources.find((id) => !visible.has(id));
+    if (missing) throw notFound(`Content ${missing}`);
+  }
+
+  try {
+    const analysis = await db.analysis.create({
+      data: {
+        userId,
+        workspaceId: entity?.workspaceId ?? project?.workspaceId ?? null,
+        entityId: input.entity_id ?? null,
+        projectId: input.project_id ?? null,
+        requestId: input.request_id ?? null,
+        question: input.question,
+        searchMode: input.search_mode ?? null,
+        platforms: [...new Set(input.platforms ?? [])],
+        depth: input.depth,
+        providedSources,
+        status: "queued",
+      },
+    });
+    return { analysis, created: true };
+  } catch (err) {
+    if (!isUniqueViolation(err) || !input.request_id) throw err;
+    // Another request with the same request_id won the race.
+    const existing = await db.analysis.findUnique({ where: { userId_requestId: { userId, requestId: input.request_id } } });
+    if (!existing) throw err;
+    return reuse(existing, input, providedSources);
+  }
+}
+
+function reuse(existing: Analysis, input: RunInput, providedSources: string[]): Started {
+  if (!sameRequest(existing, input, providedSources)) {
+    throw new AppError("idempotency_conflict", "This request_id was already used for a different analysis request.", {
+      extra: { analysis_id: existing.id },
+    });
+  }
+  return { analysis: existing, created: false };
+}
+
+/** The analysis if the caller owns it; otherwise 404. */
+export async function analysisForUser(db: Db, userId: string, analysisId: string): Promise<Analysis> {
+  const row = await db.analysis.findFirst({ where: { id: analysisId, userId } });
+  if (!row) throw notFound("Analysis");
+  return row;
+}
+
+export function toAnalysisRecord(row: Analysis): AnalysisRecord {
+  return {
+    analysis_id: row.id,
+    status: row.status as AnalysisRecord["status"],
+    question: row.question,
+    search_mode: row.searchMode,
+    platforms: row.platforms,
+    depth: row.depth,
+    entity_id: row.entityId,
+    project_id: row.projectId,
+    request_id: row.requestId,
+    provided_sources: row.providedSources.map((content_id) => ({ content_id })),
+    result: (row.result as AnalysisRecord["result"]) ?? null,
+    error: row.error,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    finished_at: row.finishedAt ? row.finishedAt.toISOString() : null,
+    events_url: `/agent/v1/analysis/${row.id}/events`,
+  };
+}
