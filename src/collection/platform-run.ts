@@ -42,7 +42,7 @@ export const maxPagesFor = (config: AppDeps["config"], depth: "brief" | "deep") 
 
 export const collectionScope = (depth: "brief" | "deep") => `collection_job:${depth}:last_${WINDOW_DAYS[depth]}_days`;
 
-function collectorInput(deps: RunDeps, job: JobContext, entity: CollectorEntity): CollectorInput {
+function collectorInput(deps: RunDeps, job: JobContext, entity: CollectorEntity, collector: Collector): CollectorInput {
   const { config } = deps;
   return {
     entity,
@@ -58,7 +58,7 @@ function collectorInput(deps: RunDeps, job: JobContext, entity: CollectorEntity)
       retries: config.COLLECTOR_RETRIES,
       requestsPerSecond: config.COLLECTOR_REQUESTS_PER_SECOND,
       maxRetryAfterMs: config.COLLECTOR_MAX_RETRY_AFTER_MS,
-      allowPrivateUrls: config.COLLECTOR_ALLOW_PRIVATE_URLS,
+      allowPrivateUrls: config.COLLECTOR_ALLOW_PRIVATE_URLS || !collector.fetchesUserUrls,
     }),
   };
 }
@@ -104,7 +104,7 @@ export async function runPlatform(
   const p: PlatformProgress = { ...start, started_at: start.started_at ?? new Date().toISOString(), error: null };
   const collector: Collector | undefined = collectors[platform];
   if (!collector) return settle(deps, job, entity, platform, p, "blocked", noCollectorReason(platform), save);
-  const input = collectorInput(deps, job, entity);
+  const input = collectorInput(deps, job, entity, collector);
   const blocked = collector.blockedReason(input);
   if (blocked) return settle(deps, job, entity, platform, p, "blocked", blocked, save, collector.describe(input));
 
@@ -112,7 +112,7 @@ export async function runPlatform(
   p.query = collector.describe(input).slice(0, 5000);
   if (p.pages === 0) p.cursor_start = p.cursor;
   await save(p);
-  const maxPages = maxPagesFor(deps.config, job.depth);
+  const maxPages = maxPagesFor(deps.config, job.depth) * (collector.onePagePerItem ? input.pageSize : 1);
   let note: string | null = null;
   try {
     while (p.pages < maxPages) {

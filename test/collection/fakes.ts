@@ -105,9 +105,15 @@ export function hnStories(n: number, prefix = "hn"): HnStory[] {
   });
 }
 
-export function hackernewsFake(stories: HnStory[]): Promise<Fake> {
+/** `pick` chooses the dataset for a search query (so one fake serves several entities). */
+export type PickData<T> = (query: string) => T[];
+const allStories: HnStory[] = [];
+
+export function hackernewsFake(pick: PickData<HnStory>): Promise<Fake> {
   return startFake((req) => {
     if (req.path === "/api/v1/search") {
+      const stories = pick(req.query.get("query") ?? "");
+      allStories.push(...stories.filter((s) => !allStories.includes(s)));
       const page = Number(req.query.get("page") ?? 0);
       const per = Number(req.query.get("hitsPerPage") ?? 20);
       const nbPages = Math.ceil(stories.length / per);
@@ -116,7 +122,7 @@ export function hackernewsFake(stories: HnStory[]): Promise<Fake> {
     }
     const item = /^\/api\/v1\/items\/(.+)$/.exec(req.path);
     if (item) {
-      const story = stories.find((s) => s.objectID === item[1]);
+      const story = allStories.find((s) => s.objectID === item[1]);
       if (!story) return notFound;
       const toChild = (c: { id: number; author: string; text: string; children?: unknown[] }, parent: number | string): unknown => ({
         id: c.id,
@@ -149,9 +155,10 @@ export interface RedditPost {
   comments: { id: string; body: string; author: string; replies?: { id: string; body: string; author: string }[] }[];
 }
 
-export function redditPosts(n: number, options: { oldFrom?: number } = {}): RedditPost[] {
+export function redditPosts(n: number, options: { oldFrom?: number; prefix?: string } = {}): RedditPost[] {
+  const prefix = options.prefix ?? "rp";
   return Array.from({ length: n }, (_, i) => ({
-    id: `rp${i}`,
+    id: `${prefix}${i}`,
     title: `Acme thoughts ${i}`,
     selftext: i % 2 === 0 ? `Acme post body ${i}: setup took an hour.` : "",
     author: `redditor${i}`,
@@ -159,11 +166,13 @@ export function redditPosts(n: number, options: { oldFrom?: number } = {}): Redd
     created_utc: Math.floor(daysAgo(options.oldFrom !== undefined && i >= options.oldFrom ? 2000 + i : 1 + i).getTime() / 1000),
     score: 5 + i,
     num_comments: i % 2 === 0 ? 2 : 0,
-    comments: i % 2 === 0 ? [{ id: `rc${i}a`, body: `Comment on ${i}`, author: `u${i}`, replies: [{ id: `rc${i}b`, body: `Reply on ${i}`, author: `v${i}` }] }] : [],
+    comments: i % 2 === 0 ? [{ id: `${prefix}c${i}a`, body: `Comment on ${i}`, author: `u${i}`, replies: [{ id: `${prefix}c${i}b`, body: `Reply on ${i}`, author: `v${i}` }] }] : [],
   }));
 }
 
-export function redditFake(posts: RedditPost[]): Promise<Fake> {
+const allPosts: RedditPost[] = [];
+
+export function redditFake(pick: PickData<RedditPost>): Promise<Fake> {
   const thing = (p: RedditPost) => ({
     kind: "t3",
     data: {
@@ -182,6 +191,8 @@ export function redditFake(posts: RedditPost[]): Promise<Fake> {
   });
   return startFake((req) => {
     if (req.path === "/search.json") {
+      const posts = pick(req.query.get("q") ?? "");
+      allPosts.push(...posts.filter((p) => !allPosts.includes(p)));
       const limit = Number(req.query.get("limit") ?? 25);
       const after = req.query.get("after");
       const start = after ? posts.findIndex((p) => `t3_${p.id}` === after) + 1 : 0;
@@ -194,7 +205,7 @@ export function redditFake(posts: RedditPost[]): Promise<Fake> {
     }
     const thread = /^\/comments\/([^/]+)\.json$/.exec(req.path);
     if (thread) {
-      const post = posts.find((p) => p.id === thread[1]);
+      const post = allPosts.find((p) => p.id === thread[1]);
       if (!post) return notFound;
       const t1 = (c: { id: string; body: string; author: string; replies?: { id: string; body: string; author: string }[] }, parent: string): unknown => ({
         kind: "t1",
@@ -224,13 +235,13 @@ export function redditFake(posts: RedditPost[]): Promise<Fake> {
 
 // ---------------------------------------------------------------- GitHub
 
-export function githubIssues(n: number) {
+export function githubIssues(n: number, offset = 0) {
   return Array.from({ length: n }, (_, i) => ({
-    id: 90000 + i,
-    number: i + 1,
+    id: 90000 + offset + i,
+    number: offset + i + 1,
     title: `Acme SDK issue ${i}`,
     body: i % 2 === 0 ? `Steps to reproduce ${i}` : null,
-    html_url: `https://github.com/acme/sdk/issues/${i + 1}`,
+    html_url: `https://github.com/acme/sdk/issues/${offset + i + 1}`,
     repository_url: "https://api.github.com/repos/acme/sdk",
     user: { login: `gh${i}` },
     created_at: daysAgo(1 + i).toISOString(),
@@ -240,9 +251,14 @@ export function githubIssues(n: number) {
   }));
 }
 
-export function githubFake(issues: ReturnType<typeof githubIssues>): Promise<Fake> {
+type GithubIssue = ReturnType<typeof githubIssues>[number];
+const allIssues: GithubIssue[] = [];
+
+export function githubFake(pick: PickData<GithubIssue>): Promise<Fake> {
   return startFake((req, base) => {
     if (req.path === "/search/issues") {
+      const issues = pick(req.query.get("q") ?? "");
+      allIssues.push(...issues.filter((i) => !allIssues.includes(i)));
       const page = Number(req.query.get("page") ?? 1);
       const per = Number(req.query.get("per_page") ?? 30);
       const last = Math.max(1, Math.ceil(issues.length / per));
@@ -260,7 +276,7 @@ export function githubFake(issues: ReturnType<typeof githubIssues>): Promise<Fak
     }
     const comments = /^\/repos\/acme\/sdk\/issues\/(\d+)\/comments$/.exec(req.path);
     if (comments) {
-      const issue = issues.find((i) => i.number === Number(comments[1]));
+      const issue = allIssues.find((i) => i.number === Number(comments[1]));
       if (!issue) return notFound;
       return {
         status: 200,

@@ -87,6 +87,17 @@ export interface CollectorInput {
 
 export interface Collector {
   platform: CollectorPlatform;
+  /**
+   * True when a page is one item (the web collector reads one URL per page): its page
+   * limit is then the item budget of a search, max pages × page size.
+   */
+  onePagePerItem?: boolean;
+  /**
+   * True when the collector fetches URLs that users supplied (the web collector): those
+   * may not resolve to private or loopback addresses unless COLLECTOR_ALLOW_PRIVATE_URLS
+   * is set. API base URLs come from the operator's configuration and are trusted.
+   */
+  fetchesUserUrls?: boolean;
   /** Why this deployment cannot collect from the platform for this entity, or null. */
   blockedReason(input: CollectorInput): string | null;
   /** The query (or target list) recorded in the coverage record. */

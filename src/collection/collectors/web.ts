@@ -8,7 +8,8 @@ import { bound, type Collector, type CollectorInput } from "./types.js";
  * `collection_targets` (any depth of that object), one URL per page, and keeps the
  * readable text of each (Mozilla Readability over a linkedom DOM; the body text when
  * Readability finds no article). A URL that cannot be read is recorded as a failed
- * coverage target and the next one is tried; the source is keyed by its URL.
+ * coverage target and the next one is tried; the source is keyed by its URL. At most
+ * max pages × page size URLs are read per job (more is `bounded`).
  */
 const MAX_TARGETS = 100;
 
@@ -71,6 +72,8 @@ export function extractReadable(html: string, url: string) {
 
 export const web: Collector = {
   platform: "web",
+  onePagePerItem: true,
+  fetchesUserUrls: true,
   blockedReason: (input) => (webTargets(input).length === 0 ? "the entity has no url and no collection_targets URLs to fetch" : null),
   describe: (input) => webTargets(input).join(" ").slice(0, 5000),
 

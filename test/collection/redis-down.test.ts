@@ -1,0 +1,60 @@
+import { createServer, type Server } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../helpers/harness.js";
+import { createJob, newEntity } from "./support.js";
+
+/**
+ * Redis unavailable at create: the app's queue connection points at a port where
+ * nothing answers, while Postgres works. The create must answer 503 and leave no row.
+ */
+let h: Harness;
+let token: string;
+let closedPort: number;
+
+beforeAll(async () => {
+  // Reserve a free port, then close it, so nothing listens there.
+  const probe: Server = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  closedPort = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  h = await createHarness({ REDIS_URL: `redis://127.0.0.1:${closedPort}` });
+  token = await h.token("redis-down-user");
+});
+afterAll(() => h?.close());
+
+describe("POST /agent/v1/ingest/collection/jobs while Redis is down", () => {
+  it("answers 503 with Retry-After and leaves no half-created job", async () => {
+    const entity = await newEntity(h, token, { name: "Downco" });
+    const res = await createJob(h, token, { entity_id: entity.id, objective: "Will this be queued?", idempotency_key: "redis-down-key-1" });
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ detail: expect.any(String), code: "service_unavailable" });
+    expect(res.headers["retry-after"]).toBeDefined();
+    expect(await h.deps.db.collectionJob.count()).toBe(0);
+
+    // The same key can be used again once Redis is back: nothing holds it.
+    const again = await createJob(h, token, { entity_id: entity.id, objective: "A different objective", idempotency_key: "redis-down-key-1" });
+    expect(again.status).toBe(503);
+    expect(await h.deps.db.collectionJob.count()).toBe(0);
+  });
+
+  it("still answers polls from Postgres for jobs that exist", async () => {
+    const entity = await newEntity(h, token, { name: "Pollco" });
+    const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub: "redis-down-user" } });
+    const row = await h.deps.db.collectionJob.create({
+      data: {
+        userId: user.id,
+        entityId: entity.id,
+        idempotencyKey: "stored-before-outage",
+        requestHash: "x",
+        queueJobId: "collection-x",
+        objective: "Stored before the outage",
+        platforms: ["reddit"],
+        status: "running",
+      },
+    });
+    const res = await h.http.get(`/agent/v1/ingest/collection/jobs/${row.id}`).set({ Authorization: `Bearer ${token}` });
+    expect(res.status).toBe(200);
+    // The queue cannot be asked, so the stored status is answered (not "stalled").
+    expect(res.body).toMatchObject({ job_id: row.id, status: "running", stalled_reason: null });
+  });
+});
