@@ -10,7 +10,6 @@ import { healthRoutes } from "./health/routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { notesRoutes } from "./notes/routes.js";
-import { notesRoutes } from "./notes/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
 import type { AnyRoute } from "./platform/http/route.js";
@@ -25,7 +24,6 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...embedRoutes(deps),
     ...contextRoutes(deps),
     ...onboardingRoutes(deps),
-    ...notesRoutes(deps),
     ...notesRoutes(deps),
     ...searchRoutes(deps),
     ...analysisRoutes(deps),

@@ -3,7 +3,6 @@ import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
 import { notesSyncProcessor } from "./notes-sync.js";
-import { notesSyncProcessor } from "./notes-sync.js";
 import type { ProcessorTable } from "./runtime.js";
 
 /** Every job name the worker process handles, with its processor. */
@@ -12,6 +11,5 @@ export const processors: ProcessorTable = {
   "analysis.run.v1": analysisProcessor,
   "enrichment.content.v1": enrichmentProcessor,
   "context.embed.v1": contextEmbedProcessor,
-  "notes.sync.v1": notesSyncProcessor,
   "notes.sync.v1": notesSyncProcessor,
 };
