@@ -25,7 +25,7 @@ export interface WorkerHandles {
 export function startWorkers(
   deps: AppDeps,
   processors: ProcessorTable,
-  options: { concurrency?: number; queues?: QueueName[] } = {},
+  options: { concurrency?: number; queues?: QueueName[]; lockDuration?: number; stalledInterval?: number } = {},
 ): WorkerHandles {
   const connection = createRedis(deps.config.REDIS_URL, "worker", "worker");
   const byQueue = new Map<QueueName, JobName[]>();
@@ -54,8 +54,8 @@ export function startWorkers(
         prefix: deps.config.REDIS_PREFIX,
         concurrency: options.concurrency ?? deps.config.WORKER_CONCURRENCY,
         // A worker that dies mid-job loses its lock; the job is retried after this long.
-        lockDuration: 30_000,
-        stalledInterval: 15_000,
+        lockDuration: options.lockDuration ?? 30_000,
+        stalledInterval: options.stalledInterval ?? 15_000,
       },
     );
     worker.on("error", (err) => deps.logger.error({ err, queue }, "worker error"));
