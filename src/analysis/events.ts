@@ -1,4 +1,4 @@
-import { type DbTx, isUniqueViolation } from "../platform/db.js";
+import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 
 /**
@@ -33,25 +33,18 @@ export async function appendEvent(
   alongside?: (tx: DbTx) => Promise<void>,
 ): Promise<StoredEvent> {
   const payload = { analysis_id: analysisId, ...data };
-  let seq = 0;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      seq = await deps.db.$transaction(async (tx) => {
-        if (alongside) await alongside(tx);
-        const rows = await tx.$queryRaw<{ seq: number }[]>`
-          INSERT INTO analysis_events (analysis_id, seq, event, data)
-          SELECT ${analysisId}::uuid, coalesce(max(seq), 0) + 1, ${event}, ${JSON.stringify(payload)}::jsonb
-          FROM analysis_events WHERE analysis_id = ${analysisId}::uuid
-          RETURNING seq`;
-        return Number(rows[0]?.seq);
-      });
-      break;
-    } catch (err) {
-      // Two writers raced for the same sequence number: take the next one.
-      if (isUniqueViolation(err) && attempt < 5) continue;
-      throw err;
-    }
-  }
+  // Writers of one analysis take turns (a transaction-scoped advisory lock), so sequence
+  // numbers are gap-free and commit in order; the unique (analysis_id, seq) backs it up.
+  const seq = await deps.db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`analysis-events:${analysisId}`}))`;
+    if (alongside) await alongside(tx);
+    const rows = await tx.$queryRaw<{ seq: number }[]>`
+      INSERT INTO analysis_events (analysis_id, seq, event, data)
+      SELECT ${analysisId}::uuid, coalesce(max(seq), 0) + 1, ${event}, ${JSON.stringify(payload)}::jsonb
+      FROM analysis_events WHERE analysis_id = ${analysisId}::uuid
+      RETURNING seq`;
+    return Number(rows[0]?.seq);
+  });
   const stored: StoredEvent = { seq, event, data: payload };
   try {
     await deps.redis.publish(analysisChannel(deps.config.REDIS_PREFIX, analysisId), JSON.stringify(stored));
