@@ -1,4 +1,5 @@
 import { analysisRoutes } from "./analysis/routes.js";
+import { creditRoutes } from "./billing/routes.js";
 import { collectionRoutes } from "./collection/routes.js";
 import { connectionRoutes } from "./connection/routes.js";
 import { contextRoutes } from "./context/routes.js";
@@ -13,7 +14,9 @@ import { notesRoutes } from "./notes/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
 import type { AnyRoute } from "./platform/http/route.js";
+import { runRoutes } from "./runs/routes.js";
 import { searchRoutes } from "./search/routes.js";
+import { skillRoutes } from "./skills/routes.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -32,5 +35,8 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...coverageRoutes(deps),
     ...exportRoutes(deps),
     ...collectionRoutes(deps),
+    ...skillRoutes(deps),
+    ...runRoutes(deps),
+    ...creditRoutes(deps),
   ];
 }

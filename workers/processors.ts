@@ -4,6 +4,7 @@ import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
 import { notesSyncProcessor } from "./notes-sync.js";
 import type { ProcessorTable } from "./runtime.js";
+import { workflowRunProcessor } from "./workflow-run.js";
 
 /** Every job name the worker process handles, with its processor. */
 export const processors: ProcessorTable = {
@@ -12,4 +13,5 @@ export const processors: ProcessorTable = {
   "enrichment.content.v1": enrichmentProcessor,
   "context.embed.v1": contextEmbedProcessor,
   "notes.sync.v1": notesSyncProcessor,
+  "workflow.run.v1": workflowRunProcessor,
 };

@@ -1,7 +1,9 @@
+import { UnrecoverableError } from "bullmq";
 import { appendEntry, lockWorkspaceLedger } from "../billing/ledger.js";
 import { price, type RunScope } from "../billing/pricing.js";
 import type { AppDeps } from "../platform/deps.js";
-import { toError } from "../platform/errors.js";
+import { AppError, toError } from "../platform/errors.js";
+import { entityForUser } from "../workspaces/access.js";
 
 /**
  * Executes a queued workflow run: collect (when refreshing), analyse, then settle. The settlement
@@ -91,6 +93,8 @@ export async function executeRun(deps: AppDeps, runId: string, executor: RunExec
     analysisId: run.analysisId,
   };
   try {
+    // The caller must still see the entity when the run executes.
+    await entityForUser(deps.db, run.userId, run.entityId);
     let collected: CollectOutcome | null = null;
     if (context.scope.source_mode === "refresh") {
       collected = await executor.collect(deps, context);
@@ -110,7 +114,9 @@ export async function executeRun(deps: AppDeps, runId: string, executor: RunExec
     return "completed";
   } catch (thrown) {
     const err = toError(thrown);
-    if (attempt.final) await settle(deps, run.id, { status: "failed", error: err.message.slice(0, 1000) });
-    throw err;
+    // Retrying cannot help a run whose entity is gone or whose payload is bad.
+    const permanent = err instanceof UnrecoverableError || (err instanceof AppError && err.status === 404);
+    if (attempt.final || permanent) await settle(deps, run.id, { status: "failed", error: err.message.slice(0, 1000) });
+    throw permanent && !(err instanceof UnrecoverableError) ? new UnrecoverableError(err.message) : err;
   }
 }

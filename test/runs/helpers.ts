@@ -39,7 +39,7 @@ export async function expectLedgerConsistent(h: Harness, workspaceId: string) {
     expect(own.filter((e) => e.kind === "reserve")).toHaveLength(1);
     expect(run.chargedCredits).toBeLessThanOrEqual(run.maxChargeCredits);
     if (!["queued", "running"].includes(run.status)) {
-      expect(own.reduce((n, e) => n + e.amount, 0)).toBe(-run.chargedCredits);
+      expect(own.reduce((n, e) => n + e.amount, 0) + run.chargedCredits).toBe(0);
     }
   }
   const api = await h.deps.db.$queryRaw<
