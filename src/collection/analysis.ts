@@ -1,14 +1,18 @@
+import type { RunInput } from "../analysis/schemas.js";
+import { startAnalysis as createAnalysis } from "../analysis/service.js";
 import type { AppDeps } from "../platform/deps.js";
 import { deriveJobId } from "../platform/queues.js";
 
 /**
  * The synthesis a collection job continues into when `collection_only` is false: an
- * `analyses` row asking the objective and its questions over the entity's evidence,
- * and an `analysis.run.v1` job for it (the shared contract with the analysis worker).
+ * analysis (created by the analysis service, as `POST /agent/v1/analysis/run` creates
+ * one) asking the objective and its questions over the entity's stored evidence on the
+ * job's platforms, and an `analysis.run.v1` job for it under the same queue job id the
+ * analysis route uses.
  *
- * Idempotent: the analysis carries `request_id = "collection-job:<job id>"`, unique per
- * user, so a job that is retried after creating it finds the same analysis; the
- * queue job id is derived from the analysis id, so it is enqueued once.
+ * Idempotent: the analysis carries `request_id = "collection-job:<job id>"`, so a job
+ * retried after creating it gets the same analysis back, and the queue job id derived
+ * from the analysis id enqueues it once.
  */
 export function analysisQuestion(objective: string, questions: string[]): string {
   if (questions.length === 0) return objective;
@@ -17,19 +21,20 @@ export function analysisQuestion(objective: string, questions: string[]): string
 
 export async function startAnalysis(
   deps: Pick<AppDeps, "db" | "queues">,
-  job: { id: string; userId: string; objective: string; questions: string[]; depth: string; platforms: string[] },
-  entity: { id: string; workspaceId: string; projectId: string | null },
+  job: { id: string; userId: string; entityId: string; objective: string; questions: string[]; depth: string; platforms: string[] },
 ): Promise<string> {
-  const requestId = `collection-job:${job.id}`;
-  await deps.db.$executeRaw`
-    INSERT INTO analyses (id, user_id, workspace_id, entity_id, project_id, request_id, question, platforms, depth, status, updated_at)
-    VALUES (gen_random_uuid(), ${job.userId}::uuid, ${entity.workspaceId}::uuid, ${entity.id}::uuid, ${entity.projectId}::uuid,
-      ${requestId}, ${analysisQuestion(job.objective, job.questions)}, ${job.platforms}::text[], ${job.depth}, 'queued', now())
-    ON CONFLICT (user_id, request_id) DO NOTHING`;
-  const rows = await deps.db.$queryRaw<{ id: string }[]>`
-    SELECT id FROM analyses WHERE user_id = ${job.userId}::uuid AND request_id = ${requestId}`;
-  const analysisId = rows[0]?.id;
-  if (!analysisId) throw new Error(`analysis for collection job ${job.id} could not be created`);
-  await deps.queues.enqueue("analysis.run.v1", { analysisId }, { jobId: deriveJobId("analysis", analysisId) });
-  return analysisId;
+  const input: RunInput = {
+    question: analysisQuestion(job.objective, job.questions),
+    entity_id: job.entityId,
+    depth: job.depth === "deep" ? "deep" : "brief",
+    request_id: `collection-job:${job.id}`,
+    // The analysis scope filters stored rows by these platform names as they are.
+    platforms: job.platforms as RunInput["platforms"],
+    project_id: undefined,
+    search_mode: undefined,
+    provided_sources: undefined,
+  };
+  const { analysis } = await createAnalysis(deps.db, job.userId, input);
+  await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
+  return analysis.id;
 }

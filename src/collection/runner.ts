@@ -101,7 +101,7 @@ export async function runCollectionJob(
 
   let analysisId = row.analysisId;
   if (!row.collectionOnly && !analysisId) {
-    analysisId = await startAnalysis(deps, row, entity);
+    analysisId = await startAnalysis(deps, row);
   }
   const done = await deps.db.$executeRaw`
     UPDATE collection_jobs

@@ -75,7 +75,12 @@ afterAll(async () => {
 
 async function runJob(name: string, body: Record<string, unknown>, entityExtra: Record<string, unknown> = {}) {
   const entity = await newEntity(h, token, { name, ...entityExtra });
-  const created = await createJob(h, token, { entity_id: entity.id, objective: `What do people say about ${name}?`, collection_only: true, ...body });
+  const created = await createJob(h, token, {
+    entity_id: entity.id,
+    objective: `What do people say about ${name}?`,
+    collection_only: true,
+    ...body,
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   const status = await pollJob(h, token, created.body.job_id);
   return { entity, jobId: created.body.job_id as string, status };
@@ -110,12 +115,24 @@ describe("hackernews collector (Algolia HN search)", () => {
     expect(sources.find((s) => s.externalId === "x1000")?.content).toBe('Acme story 0 text.\n\nPricing is "confusing".');
     expect(rows.every((r) => r.collectionRunId === jobId)).toBe(true);
 
-    expect(status.progress.hackernews).toMatchObject({ status: "completed", coverage_state: "exhaustive", pages: 2, found: 16, stored: 16, inserted: 16 });
+    expect(status.progress.hackernews).toMatchObject({
+      status: "completed",
+      coverage_state: "exhaustive",
+      pages: 2,
+      found: 16,
+      stored: 16,
+      inserted: 16,
+    });
     expect(status.coverage).toEqual({ hackernews: "exhaustive" });
     const coverage = await coverageOf(h, entity.id, jobId);
     expect(coverage.hackernews).toMatchObject({ coverageState: "exhaustive", collectionScope: "collection_job:brief:last_90_days" });
     expect(coverage.hackernews?.totals).toMatchObject({ found: 16, stored: 16, pages: 2 });
-    expect(coverage.hackernews?.targets[0]).toMatchObject({ targetType: "search_query", reachedEnd: true, itemsFound: 16, itemsStored: 16 });
+    expect(coverage.hackernews?.targets[0]).toMatchObject({
+      targetType: "search_query",
+      reachedEnd: true,
+      itemsFound: 16,
+      itemsStored: 16,
+    });
   });
 
   it("retries an error answer inside the run and still reads to the end", async () => {
@@ -240,7 +257,9 @@ describe("web collector (readable text of the entity's URLs)", () => {
 describe("coverage per platform and failure isolation", () => {
   it("records blocked with a reason for a refusing upstream and a platform without a collector, without failing the others", async () => {
     fakes.reddit.intercept((req) =>
-      req.path === "/search.json" && req.query.get("q")?.includes("Refused") ? { status: 403, body: { message: "Forbidden", error: 403 } } : undefined,
+      req.path === "/search.json" && req.query.get("q")?.includes("Refused")
+        ? { status: 403, body: { message: "Forbidden", error: 403 } }
+        : undefined,
     );
     const { entity, jobId, status } = await runJob("Refused", { platforms: ["reddit", "hackernews", "twitter"] });
     expect(status.status).toBe("completed");
@@ -255,7 +274,11 @@ describe("coverage per platform and failure isolation", () => {
     const coverage = await coverageOf(h, entity.id, jobId);
     expect(coverage.reddit).toMatchObject({ coverageState: "blocked", notes: expect.stringMatching(/HTTP 403/) });
     expect(coverage.twitter).toMatchObject({ coverageState: "blocked", notes: expect.stringMatching(/credentials/) });
-    expect(coverage.twitter?.targets[0]).toMatchObject({ target: "twitter", status: "blocked", error: expect.stringMatching(/credentials/) });
+    expect(coverage.twitter?.targets[0]).toMatchObject({
+      target: "twitter",
+      status: "blocked",
+      error: expect.stringMatching(/credentials/),
+    });
   });
 });
 
@@ -265,7 +288,9 @@ describe("collection_only and synthesis", () => {
     expect(status).toMatchObject({ status: "completed", analysis_id: "" });
     expect(status.next).toBe(`/agent/v1/ingest/collection/jobs/${status.job_id}`);
     expect(await h.deps.db.analysis.count({ where: { entityId: entity.id } })).toBe(0);
-    const analysisJobs = await h.deps.queues.get("analysis").getJobs(["waiting", "delayed", "active", "prioritized", "completed", "failed"]);
+    const analysisJobs = await h.deps.queues
+      .get("analysis")
+      .getJobs(["waiting", "delayed", "active", "prioritized", "completed", "failed"]);
     expect(analysisJobs).toHaveLength(0);
   });
 
@@ -291,6 +316,12 @@ describe("collection_only and synthesis", () => {
     expect(jobs.map((j) => [j.name, j.data])).toContainEqual(["analysis.run.v1", { analysisId: status.analysis_id }]);
     // A replay of the creation now answers the job's current status and its analysis.
     const replay = await createJob(h, token, request);
-    expect(replay.body).toEqual({ status: "completed", job_id: created.body.job_id, entity_id: entity.id, next: expect.any(String), analysis_id: status.analysis_id });
+    expect(replay.body).toEqual({
+      status: "completed",
+      job_id: created.body.job_id,
+      entity_id: entity.id,
+      next: expect.any(String),
+      analysis_id: status.analysis_id,
+    });
   });
 });

@@ -31,7 +31,13 @@ describe("POST /agent/v1/ingest/collection/jobs: create", () => {
       analysis_id: "",
     });
     const [row] = await rowsFor("create-first-0001");
-    expect(row).toMatchObject({ id: res.body.job_id, status: "queued", platforms: ["reddit", "hackernews"], collectionOnly: false, depth: "brief" });
+    expect(row).toMatchObject({
+      id: res.body.job_id,
+      status: "queued",
+      platforms: ["reddit", "hackernews"],
+      collectionOnly: false,
+      depth: "brief",
+    });
     const job = await h.deps.queues.get("collection").getJob(deriveJobId("collection", userId, "create-first-0001"));
     expect(job?.name).toBe("collection.run.v1");
     expect(job?.data).toEqual({ jobId: res.body.job_id });
@@ -58,7 +64,11 @@ describe("POST /agent/v1/ingest/collection/jobs: create", () => {
 
   it("treats defaults and null as the same request (null = absent; platform order does not matter)", async () => {
     const a = await createJob(h, token, body({ idempotency_key: "defaults-key-01", platforms: ["web", "reddit"], depth: null }));
-    const b = await createJob(h, token, body({ idempotency_key: "defaults-key-01", platforms: ["reddit", "web"], depth: "brief", collection_only: false }));
+    const b = await createJob(
+      h,
+      token,
+      body({ idempotency_key: "defaults-key-01", platforms: ["reddit", "web"], depth: "brief", collection_only: false }),
+    );
     expect(b.status).toBe(200);
     expect(b.body.job_id).toBe(a.body.job_id);
   });
@@ -146,19 +156,32 @@ describe("POST /agent/v1/ingest/collection/jobs: create", () => {
 
   it("requires a credential and takes a key with the ingest scope", async () => {
     expect((await h.http.post("/agent/v1/ingest/collection/jobs").send(body())).status).toBe(401);
-    const key = await h.http.post("/api/user/keys").set(bearer(token)).send({ name: "ingest", scopes: ["ingest"] });
-    const res = await h.http.post("/agent/v1/ingest/collection/jobs").set("X-API-Key", key.body.raw_key).send(body({ idempotency_key: "via-key-000001" }));
+    const key = await h.http
+      .post("/api/user/keys")
+      .set(bearer(token))
+      .send({ name: "ingest", scopes: ["ingest"] });
+    const res = await h.http
+      .post("/agent/v1/ingest/collection/jobs")
+      .set("X-API-Key", key.body.raw_key)
+      .send(body({ idempotency_key: "via-key-000001" }));
     expect(res.status).toBe(200);
     const poll = await h.http.get(`/agent/v1/ingest/collection/jobs/${res.body.job_id}`).set("X-API-Key", key.body.raw_key);
     expect(poll.status).toBe(200);
-    const exportKey = await h.http.post("/api/user/keys").set(bearer(token)).send({ name: "export", scopes: ["export"] });
+    const exportKey = await h.http
+      .post("/api/user/keys")
+      .set(bearer(token))
+      .send({ name: "export", scopes: ["export"] });
     expect((await h.http.post("/agent/v1/ingest/collection/jobs").set("X-API-Key", exportKey.body.raw_key).send(body())).status).toBe(403);
   });
 });
 
 describe("GET /agent/v1/ingest/collection/jobs/:job_id", () => {
   it("answers status, per-platform progress, counts, coverage and next for a queued job", async () => {
-    const created = await createJob(h, token, body({ idempotency_key: "poll-key-000001", platforms: ["reddit", "twitter"], questions: ["Q1"] }));
+    const created = await createJob(
+      h,
+      token,
+      body({ idempotency_key: "poll-key-000001", platforms: ["reddit", "twitter"], questions: ["Q1"] }),
+    );
     const res = await h.http.get(`/agent/v1/ingest/collection/jobs/${created.body.job_id}`).set(bearer(token));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -196,7 +219,12 @@ describe("POST /agent/v1/ingest/research/jobs (older route)", () => {
     expect(row).toMatchObject({ route: "research", collectionOnly: false });
     const again = await createJob(h, token, body({ idempotency_key: "research-key-01" }), "/agent/v1/ingest/research/jobs");
     expect(again.body).toEqual(res.body);
-    const changed = await createJob(h, token, body({ idempotency_key: "research-key-01", depth: "deep" }), "/agent/v1/ingest/research/jobs");
+    const changed = await createJob(
+      h,
+      token,
+      body({ idempotency_key: "research-key-01", depth: "deep" }),
+      "/agent/v1/ingest/research/jobs",
+    );
     expect(changed.status).toBe(409);
     const poll = await h.http.get(`/agent/v1/ingest/research/jobs/${res.body.job_id}`).set(bearer(token));
     expect(poll.status).toBe(200);
@@ -204,7 +232,12 @@ describe("POST /agent/v1/ingest/research/jobs (older route)", () => {
   });
 
   it("refuses collection_only: true rather than starting synthesis the caller did not want", async () => {
-    const res = await createJob(h, token, body({ idempotency_key: "research-key-02", collection_only: true }), "/agent/v1/ingest/research/jobs");
+    const res = await createJob(
+      h,
+      token,
+      body({ idempotency_key: "research-key-02", collection_only: true }),
+      "/agent/v1/ingest/research/jobs",
+    );
     expect(res.status).toBe(422);
     expect(res.body.detail[0].loc).toEqual(["body", "collection_only"]);
     expect(await rowsFor("research-key-02")).toHaveLength(0);

@@ -99,7 +99,14 @@ export function hnStories(n: number, prefix = "hn"): HnStory[] {
       num_comments: withComments ? 2 : 0,
       story_text: i % 3 === 0 ? `<p>Acme story ${i} text.</p><p>Pricing is &quot;confusing&quot;.</p>` : null,
       comments: withComments
-        ? [{ id: 5000 + i * 10, author: `c${i}`, text: `<p>Top comment on ${i}</p>`, children: [{ id: 5001 + i * 10, author: `r${i}`, text: `Reply on ${i}` }] }]
+        ? [
+            {
+              id: 5000 + i * 10,
+              author: `c${i}`,
+              text: `<p>Top comment on ${i}</p>`,
+              children: [{ id: 5001 + i * 10, author: `r${i}`, text: `Reply on ${i}` }],
+            },
+          ]
         : [],
     };
   });
@@ -135,7 +142,12 @@ export function hackernewsFake(pick: PickData<HnStory>): Promise<Fake> {
       });
       return {
         status: 200,
-        body: { id: story.objectID, title: story.title, author: story.author, children: story.comments.map((c) => toChild(c, story.objectID)) },
+        body: {
+          id: story.objectID,
+          title: story.title,
+          author: story.author,
+          children: story.comments.map((c) => toChild(c, story.objectID)),
+        },
       };
     }
     return notFound;
@@ -166,7 +178,17 @@ export function redditPosts(n: number, options: { oldFrom?: number; prefix?: str
     created_utc: Math.floor(daysAgo(options.oldFrom !== undefined && i >= options.oldFrom ? 2000 + i : 1 + i).getTime() / 1000),
     score: 5 + i,
     num_comments: i % 2 === 0 ? 2 : 0,
-    comments: i % 2 === 0 ? [{ id: `${prefix}c${i}a`, body: `Comment on ${i}`, author: `u${i}`, replies: [{ id: `${prefix}c${i}b`, body: `Reply on ${i}`, author: `v${i}` }] }] : [],
+    comments:
+      i % 2 === 0
+        ? [
+            {
+              id: `${prefix}c${i}a`,
+              body: `Comment on ${i}`,
+              author: `u${i}`,
+              replies: [{ id: `${prefix}c${i}b`, body: `Reply on ${i}`, author: `v${i}` }],
+            },
+          ]
+        : [],
   }));
 }
 
@@ -200,14 +222,20 @@ export function redditFake(pick: PickData<RedditPost>): Promise<Fake> {
       const more = start + limit < posts.length;
       return {
         status: 200,
-        body: { kind: "Listing", data: { after: more ? `t3_${slice.at(-1)?.id}` : null, before: null, dist: slice.length, children: slice.map(thing) } },
+        body: {
+          kind: "Listing",
+          data: { after: more ? `t3_${slice.at(-1)?.id}` : null, before: null, dist: slice.length, children: slice.map(thing) },
+        },
       };
     }
     const thread = /^\/comments\/([^/]+)\.json$/.exec(req.path);
     if (thread) {
       const post = allPosts.find((p) => p.id === thread[1]);
       if (!post) return notFound;
-      const t1 = (c: { id: string; body: string; author: string; replies?: { id: string; body: string; author: string }[] }, parent: string): unknown => ({
+      const t1 = (
+        c: { id: string; body: string; author: string; replies?: { id: string; body: string; author: string }[] },
+        parent: string,
+      ): unknown => ({
         kind: "t1",
         data: {
           id: c.id,
@@ -225,7 +253,13 @@ export function redditFake(pick: PickData<RedditPost>): Promise<Fake> {
         status: 200,
         body: [
           { kind: "Listing", data: { after: null, children: [thing(post)] } },
-          { kind: "Listing", data: { after: null, children: [...post.comments.map((c) => t1(c, `t3_${post.id}`)), { kind: "more", data: { count: 0, children: [] } }] } },
+          {
+            kind: "Listing",
+            data: {
+              after: null,
+              children: [...post.comments.map((c) => t1(c, `t3_${post.id}`)), { kind: "more", data: { count: 0, children: [] } }],
+            },
+          },
         ],
       };
     }
@@ -267,7 +301,10 @@ export function githubFake(pick: PickData<GithubIssue>): Promise<Fake> {
         q.set("page", String(p));
         return `<${base}/search/issues?${q}>; rel="${rel}"`;
       };
-      const links = [...(page < last ? [link(page + 1, "next"), link(last, "last")] : []), ...(page > 1 ? [link(1, "first"), link(page - 1, "prev")] : [])];
+      const links = [
+        ...(page < last ? [link(page + 1, "next"), link(last, "last")] : []),
+        ...(page > 1 ? [link(1, "first"), link(page - 1, "prev")] : []),
+      ];
       return {
         status: 200,
         headers: links.length ? { link: links.join(", ") } : {},

@@ -32,7 +32,11 @@ describe("POST /agent/v1/ingest/collection/jobs while Redis is down", () => {
     expect(await h.deps.db.collectionJob.count()).toBe(0);
 
     // The same key can be used again once Redis is back: nothing holds it.
-    const again = await createJob(h, token, { entity_id: entity.id, objective: "A different objective", idempotency_key: "redis-down-key-1" });
+    const again = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "A different objective",
+      idempotency_key: "redis-down-key-1",
+    });
     expect(again.status).toBe(503);
     expect(await h.deps.db.collectionJob.count()).toBe(0);
   });

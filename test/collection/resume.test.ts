@@ -65,7 +65,12 @@ describe("a collection job whose worker dies mid-way", () => {
     const entity = await newEntity(h, token, { name: "Resumable" });
     const first = startWorkers(h.deps, { "collection.run.v1": tracked }, fastStall);
     handles.push(first);
-    const created = await createJob(h, token, { entity_id: entity.id, objective: "Resume me please", platforms: ["hackernews"], collection_only: true });
+    const created = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "Resume me please",
+      platforms: ["hackernews"],
+      collection_only: true,
+    });
     expect(created.status).toBe(200);
 
     // The first worker stored page 0 and is now waiting on page 1.
@@ -96,7 +101,15 @@ describe("a collection job whose worker dies mid-way", () => {
     expect(pages).toEqual(["0", "1", "1", "2"]);
 
     const final = await pollJob(h, token, created.body.job_id);
-    expect(final.progress.hackernews).toMatchObject({ status: "completed", coverage_state: "exhaustive", pages: 3, found: 15, stored: 15, inserted: 15, deduplicated: 0 });
+    expect(final.progress.hackernews).toMatchObject({
+      status: "completed",
+      coverage_state: "exhaustive",
+      pages: 3,
+      found: 15,
+      stored: 15,
+      inserted: 15,
+      deduplicated: 0,
+    });
     expect((await coverageOf(h, entity.id, created.body.job_id)).hackernews?.coverageState).toBe("exhaustive");
   });
 });

@@ -25,8 +25,18 @@ const get = (jobId: string) => h.http.get(`/agent/v1/ingest/collection/jobs/${jo
 describe("a job whose queue entry vanished", () => {
   it("answers stalled, is re-enqueued by requeue-stalled, then completes from where it was", async () => {
     const entity = await newEntity(h, token, { name: "Lostco" });
-    const created = await createJob(h, token, { entity_id: entity.id, objective: "Find what was lost", platforms: ["hackernews"], collection_only: true });
-    const other = await createJob(h, token, { entity_id: entity.id, objective: "Another job, still queued", platforms: ["hackernews"], collection_only: true });
+    const created = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "Find what was lost",
+      platforms: ["hackernews"],
+      collection_only: true,
+    });
+    const other = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "Another job, still queued",
+      platforms: ["hackernews"],
+      collection_only: true,
+    });
     const row = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
 
     expect((await get(created.body.job_id)).body).toMatchObject({ status: "queued", stalled_reason: null });
@@ -55,7 +65,12 @@ describe("a job whose queue entry vanished", () => {
 
   it("requeue-job refuses a job the queue still holds and unknown ids", async () => {
     const entity = await newEntity(h, token, { name: "Heldco" });
-    const created = await createJob(h, token, { entity_id: entity.id, objective: "Still queued job", platforms: ["twitter"], collection_only: true });
+    const created = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "Still queued job",
+      platforms: ["twitter"],
+      collection_only: true,
+    });
     const answer = await runAdminCommand(h.deps, ["requeue-job", created.body.job_id]);
     expect(answer).toMatch(/already (waiting|active|completed)|is completed/);
     await expect(runAdminCommand(h.deps, ["requeue-job", "00000000-0000-4000-8000-000000000000"])).rejects.toThrow(/no collection job/);
@@ -63,7 +78,12 @@ describe("a job whose queue entry vanished", () => {
 
   it("re-runs a failed job's failed platforms with requeue-job", async () => {
     const entity = await newEntity(h, token, { name: "Failco" });
-    const created = await createJob(h, token, { entity_id: entity.id, objective: "A job that failed", platforms: ["hackernews"], collection_only: true });
+    const created = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "A job that failed",
+      platforms: ["hackernews"],
+      collection_only: true,
+    });
     const done = await pollJob(h, token, created.body.job_id);
     expect(done.status).toBe("completed");
     // Simulate a job that ended failed (its platform failed after every attempt).

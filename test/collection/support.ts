@@ -22,7 +22,17 @@ export interface JobStatus {
   stalled_reason: string | null;
   progress: Record<
     string,
-    { status: string; coverage_state: string | null; reason: string | null; error: string | null; pages: number; found: number; stored: number; inserted: number; deduplicated: number }
+    {
+      status: string;
+      coverage_state: string | null;
+      reason: string | null;
+      error: string | null;
+      pages: number;
+      found: number;
+      stored: number;
+      inserted: number;
+      deduplicated: number;
+    }
   >;
   counts: { found: number; stored: number; inserted: number; deduplicated: number };
   coverage: Record<string, string | null>;
@@ -64,14 +74,27 @@ export async function until<T>(check: () => Promise<T | undefined | false>, time
 }
 
 export async function coverageOf(h: Harness, entityId: string, runId: string) {
-  const rows = await h.deps.db.coverageRecord.findMany({ where: { entityId, runId }, include: { targets: { orderBy: { position: "asc" } } } });
+  const rows = await h.deps.db.coverageRecord.findMany({
+    where: { entityId, runId },
+    include: { targets: { orderBy: { position: "asc" } } },
+  });
   return Object.fromEntries(rows.map((r) => [r.collector, r]));
 }
 
 export async function contentRows(h: Harness, entityId: string, platform?: string) {
   return h.deps.db.content.findMany({
     where: { entityId, ...(platform ? { platform } : {}) },
-    select: { id: true, kind: true, parentId: true, externalId: true, platform: true, title: true, content: true, collectionRunId: true, metadata: true },
+    select: {
+      id: true,
+      kind: true,
+      parentId: true,
+      externalId: true,
+      platform: true,
+      title: true,
+      content: true,
+      collectionRunId: true,
+      metadata: true,
+    },
     orderBy: { createdAt: "asc" },
   });
 }
