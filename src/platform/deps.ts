@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import type { Config } from "./config.js";
 import { createDb, type Db } from "./db.js";
 import { createLogger, type Logger } from "./logger.js";
+import { projectRoot } from "./paths.js";
 import { PubSub } from "./pubsub.js";
 import { Queues } from "./queues.js";
 import { createRedis, type Redis } from "./redis.js";
@@ -19,9 +21,8 @@ export interface AppDeps {
   version: string;
 }
 
-export const SERVICE_VERSION: string = (
-  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+export const SERVICE_VERSION: string = (JSON.parse(readFileSync(path.join(projectRoot(), "package.json"), "utf8")) as { version: string })
+  .version;
 
 export function createDeps(config: Config, processName: string): AppDeps {
   const redis = createRedis(config.REDIS_URL, "producer", processName);

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import { projectRoot } from "./paths.js";
 
 /**
  * Applies the SQL migrations in prisma/migrations and records them in
@@ -107,4 +108,4 @@ export async function migrate(databaseUrl: string, dir: string, log: (line: stri
   return { applied };
 }
 
-export const MIGRATIONS_DIR = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../prisma/migrations");
+export const MIGRATIONS_DIR = path.join(projectRoot(), "prisma", "migrations");
