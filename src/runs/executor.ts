@@ -1,3 +1,5 @@
+import type { RunInput } from "../analysis/schemas.js";
+import { startAnalysis } from "../analysis/service.js";
 import { REQUESTABLE_PLATFORMS } from "../collection/schemas.js";
 import { createCollectionJob } from "../collection/service.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -71,14 +73,18 @@ export function queueExecutor(options: { timeoutMs?: number } = {}): RunExecutor
     },
 
     async analyse(deps: AppDeps, run: RunContext): Promise<AnalyseOutcome> {
-      const requestId = `workflow-run:${run.id}`;
-      const platforms = run.scope.platforms;
-      await deps.db.$executeRaw`
-        INSERT INTO analyses (id, user_id, workspace_id, entity_id, request_id, question, platforms, depth, status, updated_at)
-        VALUES (gen_random_uuid(), ${run.userId}::uuid, ${run.workspaceId}::uuid, ${run.entityId}::uuid, ${requestId},
-          ${run.scope.question}, ${platforms}::text[], ${run.scope.depth}, 'queued', now())
-        ON CONFLICT (user_id, request_id) DO NOTHING`;
-      const analysis = await deps.db.analysis.findUniqueOrThrow({ where: { userId_requestId: { userId: run.userId, requestId } } });
+      // Through the analysis service, as POST /agent/v1/analysis/run creates one; the request id
+      // makes a retried run job find the analysis it already started.
+      const { analysis } = await startAnalysis(deps.db, run.userId, {
+        question: run.scope.question.slice(0, 1000),
+        entity_id: run.entityId,
+        depth: run.scope.depth,
+        request_id: `workflow-run:${run.id}`,
+        platforms: run.scope.platforms as RunInput["platforms"],
+        project_id: undefined,
+        search_mode: undefined,
+        provided_sources: undefined,
+      });
       await deps.db.workflowRun.update({ where: { id: run.id }, data: { analysisId: analysis.id } });
       await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
       const done = await waitFor(
