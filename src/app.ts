@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import helmet from "helmet";
 import swaggerUi from "swagger-ui-express";
+import { registerCollectionMetrics } from "./collection/metrics.js";
 import { Authenticator, readCredential } from "./platform/auth.js";
 import type { AppDeps } from "./platform/deps.js";
 import { AppError } from "./platform/errors.js";
@@ -22,6 +23,7 @@ export function createApp(deps: AppDeps): Express {
   const authenticator = new Authenticator(deps.db, config);
   const rateLimiter = createRateLimiter(deps.redis, config.REDIS_PREFIX, config.RATE_LIMIT_PER_MINUTE, logger);
   const metrics = createMetrics(deps.queues);
+  registerCollectionMetrics(metrics.registry, deps.db);
   const routes = allRoutes(deps);
   const openapi = buildOpenApi(routes, { version: "1.0.0", ...(config.PUBLIC_BASE_URL ? { serverUrl: config.PUBLIC_BASE_URL } : {}) });
 

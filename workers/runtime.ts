@@ -1,4 +1,4 @@
-import { type Job, UnrecoverableError, Worker } from "bullmq";
+import { type Job, MetricsTime, UnrecoverableError, Worker } from "bullmq";
 import type { AppDeps } from "../src/platform/deps.js";
 import { toError } from "../src/platform/errors.js";
 import { type JobName, type JobPayload, jobCatalog, parseJobPayload, type QueueName } from "../src/platform/queues.js";
@@ -56,6 +56,8 @@ export function startWorkers(
         // A worker that dies mid-job loses its lock; the job is retried after this long.
         lockDuration: options.lockDuration ?? 30_000,
         stalledInterval: options.stalledInterval ?? 15_000,
+        // Finished-job counts per minute, kept a week; served at /metrics by the web process.
+        metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
       },
     );
     worker.on("error", (err) => deps.logger.error({ err, queue }, "worker error"));

@@ -37,6 +37,29 @@ export function createMetrics(queues: Queues) {
     },
   });
 
+  // Finished jobs per queue, as the workers record them in Redis (BullMQ metrics; every
+  // worker started by workers/runtime.ts records them), so any web process can serve them.
+  const seen = new Map<string, number>();
+  new Counter({
+    name: "queue_jobs_finished_total",
+    help: "Jobs finished per queue and outcome (completed, failed), as recorded by the workers",
+    labelNames: ["queue", "outcome"] as const,
+    registers: [registry],
+    async collect() {
+      await Promise.all(
+        queues.all().flatMap((queue) =>
+          (["completed", "failed"] as const).map(async (outcome) => {
+            const total = (await queue.getMetrics(outcome, 0, 0)).meta.count;
+            const key = `${queue.name}:${outcome}`;
+            const delta = total - (seen.get(key) ?? 0);
+            seen.set(key, total);
+            if (delta > 0) this.inc({ queue: queue.name, outcome }, delta);
+          }),
+        ),
+      ).catch(() => {});
+    },
+  });
+
   return { registry, httpDuration, httpErrors };
 }
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -325,3 +325,20 @@ describe("collection_only and synthesis", () => {
     });
   });
 });
+
+describe("operator metrics", () => {
+  it("serves job outcome, queue and per-platform coverage metrics at /metrics", async () => {
+    const res = await h.http.get("/metrics").auth("operator", "operator-password");
+    expect(res.status).toBe(200);
+    const completed = await h.deps.db.collectionJob.count({ where: { status: "completed" } });
+    expect(completed).toBeGreaterThan(5);
+    expect(res.text).toContain(`collection_jobs{status="completed"} ${completed}`);
+    expect(res.text).toContain('collection_jobs{status="failed"} 0');
+    expect(res.text).toMatch(/collection_jobs_oldest_unfinished_seconds \d/);
+    expect(res.text).toMatch(/collection_platform_outcomes\{platform="reddit",coverage_state="blocked"\} [1-9]/);
+    expect(res.text).toMatch(/collection_platform_outcomes\{platform="hackernews",coverage_state="exhaustive"\} [1-9]/);
+    const finished = /queue_jobs_finished_total\{queue="collection",outcome="completed"\} (\d+)/.exec(res.text);
+    expect(Number(finished?.[1])).toBe(completed);
+    expect(res.text).toMatch(/queue_jobs\{queue="collection",state="waiting"\} \d/);
+  });
+});

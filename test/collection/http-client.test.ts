@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHttpClient, parseRetryAfter, UpstreamError } from "../../src/collection/collectors/http.js";
-import { type Fake, startFake } from "./fakes.js";
+import { type Fake, type Reply, startFake } from "./fakes.js";
 
 /** The collectors' HTTP client against a local server: retries, rate-limit answers, refusals. */
 let fake: Fake;
@@ -12,7 +12,7 @@ const hit = (path: string) => {
 };
 
 beforeAll(async () => {
-  fake = await startFake((req, base) => {
+  fake = await startFake((req, base): Reply => {
     const n = hit(req.path);
     switch (req.path) {
       case "/ok":
