@@ -136,8 +136,15 @@ function keyOf(unit: Unit, qTerms: Set<string>, nameTerms: Set<string>): string 
 
 /**
  * Groups the most relevant units into themes: by aspect first, then merges themes whose
- * keys share a word stem or whose texts are similar (cosine of hashed vectors ≥ 0.35).
+ * keys share a word stem or whose content words are similar (cosine of hashed vectors of
+ * their stop-word-free stems ≥ MERGE_SIMILARITY).
  */
+export const MERGE_SIMILARITY = 0.5;
+
+function contentVector(units: Unit[]): number[] {
+  return hashingVector(units.flatMap((u) => terms(u.text)).join(" "));
+}
+
 export function clusterThemes(units: Unit[], question: string, maxUnits: number, entityNames: string[] = []): Theme[] {
   const qTerms = new Set(terms(question));
   const nameTerms = new Set(entityNames.flatMap(terms));
@@ -160,10 +167,10 @@ export function clusterThemes(units: Unit[], question: string, maxUnits: number,
   const merged: typeof themes = [];
   for (const theme of themes) {
     const stems = new Set(terms(theme.key));
-    const into = merged.find((m) => terms(m.key).some((t) => stems.has(t)) || cosine(m.vector, theme.vector) >= 0.35);
+    const into = merged.find((m) => terms(m.key).some((t) => stems.has(t)) || cosine(m.vector, theme.vector) >= MERGE_SIMILARITY);
     if (into) {
       into.units.push(...theme.units);
-      into.vector = hashingVector(into.units.map((m) => m.text).join(" "));
+      into.vector = contentVector(into.units);
     } else merged.push({ ...theme, units: [...theme.units] });
   }
   themes = merged;
