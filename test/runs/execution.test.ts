@@ -1,19 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { processors } from "../../workers/processors.js";
+import type { WorkerHandles } from "../../workers/runtime.js";
 import { workflowRunProcessor } from "../../workers/workflow-run.js";
 import { type Fake, hackernewsFake, hnStories } from "../collection/fakes.js";
 import { until } from "../collection/support.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
-import { expectLedgerConsistent, onboardCompany } from "./helpers.js";
+import { expectAllLedgersConsistent, expectLedgerConsistent, onboardCompany } from "./helpers.js";
 
 let h: Harness;
 let hn: Fake;
+let workers: WorkerHandles;
 beforeAll(async () => {
   const stories = hnStories(6, "acme");
   hn = await hackernewsFake(() => stories);
   h = await createHarness({ HACKERNEWS_API_URL: `${hn.url}/api/v1`, COLLECTOR_MAX_PAGES: "2" });
-  h.startWorkers({ ...processors, "workflow.run.v1": workflowRunProcessor }, 4);
+  workers = h.startWorkers({ ...processors, "workflow.run.v1": workflowRunProcessor }, 4);
 });
+afterEach(() => expectAllLedgersConsistent(h));
 afterAll(async () => {
   await h.close();
   await hn.close();
@@ -93,6 +96,8 @@ describe("workflow run execution and settlement", () => {
     const skillId = ctx.skills[1]!.id;
     const quote = await h.http.get(`/api/entities/${ctx.entityId}/skills/${skillId}/quote?source_mode=saved`).set(auth(ctx.token));
     // The caller loses access to the entity before the run executes: the run cannot succeed.
+    const runWorker = workers.workers.find((w) => w.name === "workflow-run")!;
+    await runWorker.pause(true);
     const run = await h.http
       .post(`/api/entities/${ctx.entityId}/skills/${skillId}/runs`)
       .set(auth(ctx.token))
@@ -100,6 +105,7 @@ describe("workflow run execution and settlement", () => {
       .send({ scope_hash: quote.body.scope_hash, max_charge_credits: quote.body.max_charge_credits });
     expect(run.status).toBe(202);
     await h.deps.db.workspaceMember.deleteMany({ where: { workspaceId: ctx.workspaceId } });
+    runWorker.resume();
     const finished = await until(async () => {
       const row = await h.deps.db.workflowRun.findUniqueOrThrow({ where: { id: run.body.id } });
       return ["completed", "failed", "blocked"].includes(row.status) ? row : undefined;

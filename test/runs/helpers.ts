@@ -48,3 +48,9 @@ export async function expectLedgerConsistent(h: Harness, workspaceId: string) {
   expect(Number(api[0]?.balance)).toBe(sum);
   return sum;
 }
+
+/** Checks the ledger invariant for every workspace that has ledger entries. */
+export async function expectAllLedgersConsistent(h: Harness) {
+  const workspaces = await h.deps.db.creditLedger.findMany({ distinct: ["workspaceId"], select: { workspaceId: true } });
+  for (const { workspaceId } of workspaces) await expectLedgerConsistent(h, workspaceId);
+}

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { estimate, PRICE_TABLE, runScope } from "../../src/billing/pricing.js";
 import { SKELETON_WORKFLOW } from "../../src/onboarding/schemas.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
-import { expectLedgerConsistent, onboardCompany } from "./helpers.js";
+import { expectAllLedgersConsistent, expectLedgerConsistent, onboardCompany } from "./helpers.js";
 
 let h: Harness;
 beforeAll(async () => {
   h = await createHarness();
 });
+afterEach(() => expectAllLedgersConsistent(h));
 afterAll(() => h.close());
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
@@ -215,5 +216,21 @@ describe("runs: approval and refusals", () => {
     expect(other.status).toBe(409);
     expect(other.body.code).toBe("idempotency_conflict");
     await expectLedgerConsistent(h, q.workspaceId);
+  });
+});
+
+describe("operator credit grants", () => {
+  it("grants credits to a workspace and refuses bad arguments", async () => {
+    const { runAdminCommand } = await import("../../src/admin/commands.js");
+    const ctx = await onboardCompany(h);
+    expect(await runAdminCommand(h.deps, ["grant-credits", ctx.workspaceId, "250", "welcome"])).toBe(
+      `granted 250 credits to ${ctx.workspaceId}; balance 250`,
+    );
+    const credits = await h.http.get(`/api/workspaces/${ctx.workspaceId}/credits`).set(auth(ctx.token));
+    expect(credits.body).toMatchObject({ balance: 250, entries: [{ kind: "grant", amount: 250, note: "welcome" }] });
+    await expect(runAdminCommand(h.deps, ["grant-credits", ctx.workspaceId, "-5"])).rejects.toThrow(/usage/);
+    await expect(runAdminCommand(h.deps, ["grant-credits", crypto.randomUUID(), "5"])).rejects.toThrow(/does not exist/);
+    const stranger = await h.http.get(`/api/workspaces/${ctx.workspaceId}/credits`).set(auth(await h.token()));
+    expect(stranger.status).toBe(404);
   });
 });
