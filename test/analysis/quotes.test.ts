@@ -108,8 +108,10 @@ beforeAll(async () => {
   other = await createTenant(h, "Globex");
   h.startWorkers({ "analysis.run.v1": analysisProcessor, "enrichment.content.v1": enrichmentProcessor });
   ids = await storeSources(h, tenant, CORPUS);
-  [emojiRow] = await storeSources(h, tenant, [{ platform: "twitter", content: "🚀🚀 Launch day! The new pricing page 🎉 looks clean." }]);
-  [foreignRow] = await storeSources(h, other, [{ platform: "reddit", content: "Globex pricing is private to Globex." }]);
+  emojiRow = (
+    await storeSources(h, tenant, [{ platform: "twitter", content: "🚀🚀 Launch day! The new pricing page 🎉 looks clean." }])
+  )[0]!;
+  foreignRow = (await storeSources(h, other, [{ platform: "reddit", content: "Globex pricing is private to Globex." }]))[0]!;
   knowledgeId = (
     await h.deps.db.knowledge.create({
       data: {
@@ -138,18 +140,18 @@ beforeEach(() => {
 
 describe("verifyQuotes", () => {
   it("keeps verbatim quotes with code-point offsets and drops everything else, saying why", async () => {
-    const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: emojiRow! } });
+    const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: emojiRow } });
     const reddit = await h.deps.db.content.findUniqueOrThrow({ where: { id: ids[0]! } });
     const { kept, dropped } = await verifyQuotes(
       h.deps.db,
       [
-        { content_id: emojiRow!, quote: "The new pricing page 🎉 looks clean." },
+        { content_id: emojiRow, quote: "The new pricing page 🎉 looks clean." },
         { content_id: ids[0]!, quote: "The onboarding flow was smooth though.", start_offset: 0, end_offset: 5 },
         { content_id: ids[0]!, quote: FABRICATED },
         { content_id: ids[0]!, quote: "the pricing is way too expensive" },
         { content_id: ids[0]!, quote: "The  onboarding flow was smooth though." },
         { content_id: knowledgeId, quote: SUMMARY_TEXT },
-        { content_id: foreignRow!, quote: "Globex pricing is private to Globex." },
+        { content_id: foreignRow, quote: "Globex pricing is private to Globex." },
         { content_id: ids[0]!, quote: "I " },
         { content_id: "not-a-uuid", quote: "anything at all here" },
       ],
