@@ -35,6 +35,8 @@ export function toHttpError(err: unknown): AppError | ValidationFailed {
   if (err instanceof AppError || err instanceof ValidationFailed) return err;
   const parsed = fromBodyParser(err as BodyParserError);
   if (parsed) return parsed;
+  // The router could not percent-decode a path parameter (e.g. "%E0%A4%A").
+  if (err instanceof URIError) return new AppError("bad_request", "The request path is not validly percent-encoded.");
   if (isDbUnavailable(err)) {
     return new AppError("service_unavailable", "The database is unavailable; try again shortly.", {
       headers: { "Retry-After": "5" },
