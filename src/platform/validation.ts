@@ -72,10 +72,53 @@ export function toValidationIssues(error: z.ZodError, location: InputLocation): 
   });
 }
 
+/**
+ * Strings PostgreSQL cannot store: text and jsonb refuse U+0000, and jsonb refuses
+ * unpaired UTF-16 surrogates (JSON allows the escape "\\ud800"; Unicode text does not).
+ * Such input is a validation error, not a failed write. Returns where each one is
+ * (in a string or an object key), iteratively so deeply nested input cannot exhaust the
+ * stack, stopping after `limit`.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function findUnstorableText(value: unknown, limit = 20): { path: (string | number)[]; kind: "nul" | "surrogate" }[] {
+  const found: { path: (string | number)[]; kind: "nul" | "surrogate" }[] = [];
+  const check = (text: string, path: (string | number)[]) => {
+    if (text.includes("\u0000")) found.push({ path, kind: "nul" });
+    else if (LONE_SURROGATE.test(text)) found.push({ path, kind: "surrogate" });
+  };
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  while (stack.length > 0 && found.length < limit) {
+    const { value: current, path } = stack.pop() as { value: unknown; path: (string | number)[] };
+    if (typeof current === "string") {
+      check(current, path);
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: [...path, i] });
+    } else if (current !== null && typeof current === "object") {
+      const proto = Object.getPrototypeOf(current);
+      if (proto !== Object.prototype && proto !== null) continue;
+      for (const [key, child] of Object.entries(current as Record<string, unknown>).reverse()) {
+        check(key, [...path, key]);
+        stack.push({ value: child, path: [...path, key] });
+      }
+    }
+  }
+  return found.slice(0, limit);
+}
+
+const UNSTORABLE = {
+  nul: { msg: "String should not contain the NUL character (\\u0000)", type: "string_nul" },
+  surrogate: { msg: "String should be well-formed Unicode (no unpaired surrogate)", type: "string_unicode" },
+} as const;
+
 /** Parses input against a schema, throwing the spec's 422 shape with `loc` rooted at `location`. */
 export function parseInput<S extends z.ZodType>(schema: S, data: unknown, location: InputLocation): z.output<S> {
   const result = schema.safeParse(data, { reportInput: true });
   if (!result.success) throw new ValidationFailed(toValidationIssues(result.error, location));
+  const unstorable = findUnstorableText(result.data);
+  if (unstorable.length > 0) {
+    throw new ValidationFailed(unstorable.map(({ path, kind }) => ({ loc: [location, ...path], ...UNSTORABLE[kind] })));
+  }
   return result.data;
 }
 
