@@ -82,24 +82,32 @@ export function toValidationIssues(error: z.ZodError, location: InputLocation): 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export function findUnstorableText(value: unknown, limit = 20): { path: (string | number)[]; kind: "nul" | "surrogate" }[] {
-  const found: { path: (string | number)[]; kind: "nul" | "surrogate" }[] = [];
-  const check = (text: string, path: (string | number)[]) => {
-    if (text.includes("\u0000")) found.push({ path, kind: "nul" });
-    else if (LONE_SURROGATE.test(text)) found.push({ path, kind: "surrogate" });
+  // Each node keeps a link to its parent, so deep input costs O(nodes), not O(depth²).
+  type Node = { value: unknown; key: string | number | undefined; parent: Node | undefined };
+  const pathOf = (node: Node | undefined, key?: string | number): (string | number)[] => {
+    const path: (string | number)[] = key === undefined ? [] : [key];
+    for (let n = node; n && n.key !== undefined; n = n.parent) path.push(n.key);
+    return path.reverse();
   };
-  const stack: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  const found: { path: (string | number)[]; kind: "nul" | "surrogate" }[] = [];
+  const check = (text: string, node: Node | undefined, key?: string | number) => {
+    if (text.includes("\u0000")) found.push({ path: pathOf(node, key), kind: "nul" });
+    else if (LONE_SURROGATE.test(text)) found.push({ path: pathOf(node, key), kind: "surrogate" });
+  };
+  const stack: Node[] = [{ value, key: undefined, parent: undefined }];
   while (stack.length > 0 && found.length < limit) {
-    const { value: current, path } = stack.pop() as { value: unknown; path: (string | number)[] };
+    const node = stack.pop() as Node;
+    const current = node.value;
     if (typeof current === "string") {
-      check(current, path);
+      check(current, node);
     } else if (Array.isArray(current)) {
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: [...path, i] });
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], key: i, parent: node });
     } else if (current !== null && typeof current === "object") {
       const proto = Object.getPrototypeOf(current);
       if (proto !== Object.prototype && proto !== null) continue;
       for (const [key, child] of Object.entries(current as Record<string, unknown>).reverse()) {
-        check(key, [...path, key]);
-        stack.push({ value: child, path: [...path, key] });
+        check(key, node, key);
+        stack.push({ value: child, key, parent: node });
       }
     }
   }
