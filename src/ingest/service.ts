@@ -42,6 +42,7 @@ export async function ingestContent(
     coverageState: request.coverage_state ?? null,
   };
 
+  const started = performance.now();
   let attempt = 0;
   let written: { ids: Map<string, string>; insertedSources: Set<string>; insertedComments: Set<string> };
   for (;;) {
@@ -75,6 +76,7 @@ export async function ingestContent(
     }
   }
 
+  const txMs = Math.round(performance.now() - started);
   const idOf = (key: string) => written.ids.get(key) as string;
   const parentIds = plan.sourceKeys.map(idOf);
   const commentIds = plan.commentKeys.map(idOf);
@@ -83,6 +85,7 @@ export async function ingestContent(
 
   const totalReceived = plan.sourceKeys.length + plan.commentKeys.length;
   const inserted = newIds.length;
+  deps.logger.debug({ entityId: entity.id, received: totalReceived, inserted, attempts: attempt, txMs }, "ingest batch stored");
   return {
     inserted,
     skipped_dedup: totalReceived - inserted,
@@ -111,7 +114,13 @@ export async function enqueueEnrichment(deps: Pick<AppDeps, "queues" | "logger">
       await deps.queues.enqueue("enrichment.content.v1", { contentIds: chunk }, { jobId: deriveJobId("enrich", ...chunk) });
     } catch (err) {
       deps.logger.error(
-        { entityId, rows: chunk.length, firstContentId: chunk[0], err: (err as Error).message },
+        {
+          entityId,
+          rows: chunk.length,
+          firstContentId: chunk[0],
+          err: (err as Error).message,
+          cause: (err as { cause?: Error }).cause?.message,
+        },
         "enrichment could not be queued; the stored rows remain unenriched",
       );
     }

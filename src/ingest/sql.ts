@@ -38,7 +38,10 @@ export async function insertRows(
   const inserted = new Set<string>();
   if (rows.length === 0) return { ids, inserted };
 
-  const payload = JSON.stringify(rows.map(({ parent_key: _unused, ...row }) => row));
+  // Sorted here rather than in SQL (json_to_recordset yields rows in array order), so the
+  // database never sorts whole rows with their contents.
+  const sorted = [...rows].sort((a, b) => (a.dedup_key < b.dedup_key ? -1 : a.dedup_key > b.dedup_key ? 1 : 0));
+  const payload = JSON.stringify(sorted.map(({ parent_key: _unused, ...row }) => row));
   const created = await tx.$queryRaw<KeyedId[]>`
     INSERT INTO content_store (
       id, entity_id, workspace_id, parent_id, kind, platform, external_id, url, title, content, author,
@@ -51,7 +54,6 @@ export async function insertRows(
       parent_id uuid, platform text, external_id text, url text, title text, content text, author text,
       published_at timestamptz, engagement jsonb, metadata jsonb, content_hash text, dedup_key text
     )
-    ORDER BY r.dedup_key
     ON CONFLICT (entity_id, dedup_key) DO NOTHING
     RETURNING id, dedup_key`;
   for (const row of created) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COUNT_BASIS } from "../../src/ingest/schemas.js";
+import { COUNT_BASIS, IngestRequestSchema } from "../../src/ingest/schemas.js";
+import { ingestContent } from "../../src/ingest/service.js";
 import { bearer, comment, countRows, createEntityFor, createKeyFor, source } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
@@ -214,16 +215,21 @@ describe("POST /agent/v1/ingest/content", () => {
     expect(after.filter((id) => first.body.content_ids.includes(id))).toHaveLength(2);
   });
 
-  it("keeps NUL-free text and replaces unpaired surrogates instead of failing the batch", async () => {
+  it("stores collector input PostgreSQL cannot hold (NUL, unpaired surrogates) instead of failing the batch", async () => {
+    // HTTP input with such text is refused by validation; collectors call the service directly.
     const entity = await createEntityFor(h, token);
-    const res = await ingest({
-      entity_id: entity.id,
-      sources: [{ platform: "web", content: "a\u0000b \ud800 c", metadata: { k: "v\u0000" } }],
+    const request = IngestRequestSchema.parse({
+      sources: [
+        { platform: "web", content: "x\u0000y \ud800 z", metadata: { k: "v\u0000", s: "\udc00" }, comments: [{ text: "c\u0000d" }] },
+      ],
     });
-    expect(res.status).toBe(200);
-    const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: res.body.parent_content_ids[0] } });
-    expect(row.content).toBe("ab \ufffd c");
-    expect(row.metadata).toEqual({ k: "v" });
+    const result = await ingestContent(h.deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
+    expect(result.inserted).toBe(2);
+    const stored = await h.deps.db.content.findUniqueOrThrow({ where: { id: result.parent_content_ids[0] } });
+    expect(stored.content).toBe("xy \ufffd z");
+    expect(stored.metadata).toEqual({ k: "v", s: "\ufffd" });
+    const reply = await h.deps.db.content.findUniqueOrThrow({ where: { id: result.comment_content_ids[0] } });
+    expect(reply.content).toBe("cd");
   });
 
   it("answers 404 for a non-uuid, unknown or invisible entity, after validation", async () => {

@@ -1,0 +1,131 @@
+import { randomUUID } from "node:crypto";
+import { planBatch } from "../../src/ingest/plan.js";
+import { IngestRequestSchema } from "../../src/ingest/schemas.js";
+
+/**
+ * Deterministic batches shaped like collector output: sources of a few hundred words
+ * with five comments each, drawn from a vocabulary large enough that the full-text
+ * vector does real work.
+ */
+const WORDS = (
+  "onboarding pricing support latency dashboard export invoice integration webhook migration outage " +
+  "feature request bug crash slow fast reliable confusing intuitive expensive cheap team admin billing " +
+  "search filter report analytics mobile desktop browser login password security compliance audit api " +
+  "documentation tutorial example sdk python typescript golang rust deploy kubernetes docker cloud region " +
+  "customer churn renewal contract trial upgrade downgrade seat license roadmap release changelog beta"
+).split(" ");
+
+function words(seed: number, count: number): string {
+  let x = seed >>> 0 || 1;
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out.push(WORDS[(x >>> 0) % WORDS.length] as string);
+    if (i % 17 === 16) out.push(".");
+  }
+  return out.join(" ");
+}
+
+export interface BatchShape {
+  sources: number;
+  comments: number;
+  sourceWords: number;
+  commentWords: number;
+}
+
+export function makeBatch(tag: string, shape: BatchShape) {
+  return {
+    sources: Array.from({ length: shape.sources }, (_, i) => ({
+      id: `${tag}-s${i}`,
+      title: `${tag} source ${i}: ${words(i * 7 + 3, 8)}`,
+      url: `https://forum.example.com/${tag}/thread/${i}`,
+      platform: "reddit",
+      content: `${words(i * 31 + tag.length, shape.sourceWords)} (${tag}/${i})`,
+      author: `user${i % 97}`,
+      published_at: "2026-03-04T05:06:07Z",
+      engagement: { likes: i % 50, comments: shape.comments, views: i * 10 },
+      metadata: { subreddit: "acme", rank: i },
+      comments: Array.from({ length: shape.comments }, (_, j) => ({
+        id: `${tag}-s${i}-c${j}`,
+        text: `${words(i * 101 + j * 13 + 7, shape.commentWords)} (${tag}/${i}/${j})`,
+        author: `commenter${(i + j) % 211}`,
+        likes: j,
+        replies: 0,
+      })),
+    })),
+  };
+}
+
+const COLUMNS = [
+  "id",
+  "entity_id",
+  "workspace_id",
+  "parent_id",
+  "kind",
+  "platform",
+  "external_id",
+  "url",
+  "title",
+  "content",
+  "author",
+  "published_at",
+  "engagement",
+  "metadata",
+  "collection_run_id",
+  "collection_scope",
+  "coverage_state",
+  "content_hash",
+  "dedup_key",
+] as const;
+
+export const COPY_SQL = `COPY content_store (${COLUMNS.join(", ")}) FROM STDIN`;
+
+/** PostgreSQL COPY text format: backslash escapes and \N for NULL. */
+function field(value: string | null): string {
+  if (value === null) return "\\N";
+  return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t");
+}
+
+/**
+ * The rows the ingest service would store for `batch`, with the same dedup keys and
+ * hashes, as COPY text lines for another entity.
+ */
+export function copyLines(batch: ReturnType<typeof makeBatch>, entity: { id: string; workspaceId: string }): string {
+  const plan = planBatch(IngestRequestSchema.parse(batch));
+  const ids = new Map<string, string>();
+  const lines: string[] = [];
+  for (const [kind, rows] of [
+    ["source", plan.sources],
+    ["comment", plan.comments],
+  ] as const) {
+    for (const row of rows) {
+      const id = randomUUID();
+      ids.set(row.dedup_key, id);
+      const values = [
+        id,
+        entity.id,
+        entity.workspaceId,
+        row.parent_key ? (ids.get(row.parent_key) ?? null) : null,
+        kind,
+        row.platform,
+        row.external_id,
+        row.url,
+        row.title,
+        row.content,
+        row.author,
+        row.published_at,
+        JSON.stringify(row.engagement),
+        row.metadata === null ? null : JSON.stringify(row.metadata),
+        null,
+        null,
+        null,
+        row.content_hash,
+        row.dedup_key,
+      ];
+      lines.push(values.map(field).join("\t"));
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IngestRequestSchema } from "../../src/ingest/schemas.js";
+import { ingestContent } from "../../src/ingest/service.js";
+import type { Db } from "../../src/platform/db.js";
+import { bearer, countRows, createEntityFor } from "../helpers/evidence.js";
+import { createHarness, type Harness } from "../helpers/harness.js";
+
+/** A full batch (500 sources, 5 comments each, large contents) is a handful of set-based statements. */
+let h: Harness;
+let token: string;
+beforeAll(async () => {
+  h = await createHarness();
+  token = await h.token();
+});
+afterAll(() => h.close());
+
+const paragraph = (seed: number, length: number) => {
+  const words = ["pricing", "onboarding", "latency", "export", "support", "invoice", "dashboard", "search", "webhook", "mobile"];
+  let out = "";
+  for (let i = 0; out.length < length; i++) out += `${words[(seed * 7 + i * 3) % words.length]}${i % 11 === 10 ? ". " : " "}`;
+  return out.slice(0, length);
+};
+
+function largeBatch(tag: string) {
+  return {
+    sources: Array.from({ length: 500 }, (_, i) => ({
+      id: `${tag}-${i}`,
+      platform: "reddit",
+      title: `Thread ${i}`,
+      url: `https://example.com/${tag}/${i}`,
+      content: `${paragraph(i, 10_000)} ${tag}-${i}`,
+      comments: Array.from({ length: 5 }, (_, j) => ({ id: `${tag}-${i}-${j}`, text: `${paragraph(i + j, 600)} ${tag}-${i}-${j}` })),
+    })),
+  };
+}
+
+/** Counts the statements a transaction runs, on the real client. */
+function countingDb(db: Db, counter: { statements: number }): Db {
+  const countTx = (tx: object) =>
+    new Proxy(tx, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop === "$queryRaw" || prop === "$executeRaw") {
+          return (...args: unknown[]) => {
+            counter.statements += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return value;
+      },
+    });
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === "$transaction") {
+        return (fn: (tx: object) => Promise<unknown>, options?: object) => target.$transaction((tx) => fn(countTx(tx)), options);
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+describe("a full batch with large contents", () => {
+  it("stores 500 sources and 2500 comments through HTTP in one request", async () => {
+    const entity = await createEntityFor(h, token);
+    const body = { entity_id: entity.id, ...largeBatch("http") };
+    expect(Buffer.byteLength(JSON.stringify(body))).toBeGreaterThan(6_000_000);
+    const res = await h.http.post("/agent/v1/ingest/content").set(bearer(token)).send(body);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ inserted: 3000, skipped_dedup: 0, total_received: 3000, comments_inserted: 2500 });
+    expect(await countRows(h, entity.id)).toEqual({ sources: 500, comments: 2500 });
+  });
+
+  it("uses two statements for new rows and four for a fully reused batch, whatever its size", async () => {
+    const entity = await createEntityFor(h, token);
+    const request = IngestRequestSchema.parse(largeBatch("svc"));
+    const counter = { statements: 0 };
+    const deps = { ...h.deps, db: countingDb(h.deps.db, counter) };
+    const first = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
+    expect(first.inserted).toBe(3000);
+    // Two inserts (sources, comments); no lookup is needed when every row is new.
+    expect(counter.statements).toBe(2);
+
+    counter.statements = 0;
+    const again = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
+    expect(again).toMatchObject({ inserted: 0, skipped_dedup: 3000 });
+    expect(again.content_ids).toEqual(first.content_ids);
+    // Two inserts that conflict, two lookups of the existing ids.
+    expect(counter.statements).toBe(4);
+  });
+});
