@@ -1,5 +1,6 @@
 import { grantCredits } from "../billing/ledger.js";
 import { requeueJob, requeueStalled } from "../collection/requeue.js";
+import { requeueUnenriched } from "../ingest/requeue.js";
 import type { AppDeps } from "../platform/deps.js";
 
 /**
@@ -43,6 +44,7 @@ export const adminCommands: Record<string, Command> = {
       return requeueJob(d, id);
     },
   },
+  "requeue-enrichment": { usage: "requeue-enrichment [entity_id]", run: (d, [entityId]) => requeueUnenriched(d, entityId) },
   "grant-credits": { usage: "grant-credits <workspace_id> <amount> [note]", run: grant },
   "enable-raw-export": { usage: "enable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, true) },
   "disable-raw-export": { usage: "disable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, false) },

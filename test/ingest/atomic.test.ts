@@ -1,5 +1,6 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runAdminCommand } from "../../src/admin/commands.js";
 import { IngestRequestSchema } from "../../src/ingest/schemas.js";
 import { ingestContent } from "../../src/ingest/service.js";
 import { Queues } from "../../src/platform/queues.js";
@@ -23,6 +24,11 @@ beforeAll(async () => {
   );
 });
 afterAll(() => h.close());
+
+async function queuedIds(): Promise<string[]> {
+  const jobs = await h.deps.queues.get("enrichment").getJobs(["waiting", "delayed", "active", "completed", "failed"]);
+  return jobs.flatMap((j) => (j.data as { contentIds: string[] }).contentIds);
+}
 
 const ingest = (body: Record<string, unknown>) => h.http.post("/agent/v1/ingest/content").set(bearer(token)).send(body);
 
@@ -59,9 +65,7 @@ describe("ingest is all or nothing", () => {
     expect(await countRows(h, entity.id)).toEqual({ sources: 1, comments: 0 });
 
     // Nothing was queued for enrichment for the rolled-back rows.
-    const jobs = await h.deps.queues.get("enrichment").getJobs(["waiting", "delayed", "active", "completed", "failed"]);
-    const queued = jobs.flatMap((j) => (j.data as { contentIds: string[] }).contentIds);
-    expect(queued).toEqual(kept.body.content_ids);
+    expect(await queuedIds()).toEqual(kept.body.content_ids);
   });
 
   it("keeps the committed rows and logs the failure when enrichment cannot be queued", async () => {
@@ -84,5 +88,14 @@ describe("ingest is all or nothing", () => {
     expect(lines).toContainEqual(
       expect.objectContaining({ msg: "enrichment could not be queued; the stored rows remain unenriched", rows: 2 }),
     );
+
+    // The operator command queues them again once the queue is back.
+    const before = await queuedIds();
+    expect(await runAdminCommand(h.deps, ["requeue-enrichment", entity.id])).toBe(
+      `queued 2 unenriched row(s) in 1 enrichment job(s) for entity ${entity.id}`,
+    );
+    const stored = await h.deps.db.content.findMany({ where: { entityId: entity.id }, select: { id: true } });
+    const added = (await queuedIds()).filter((id) => !before.includes(id));
+    expect(added.sort()).toEqual(stored.map((r) => r.id).sort());
   });
 });
