@@ -153,6 +153,24 @@ describe("GET /agent/v1/export/completeness", () => {
     expect(mismatch.status).toBe(404);
   });
 
+  it("is never comprehensive for an empty scope", async () => {
+    const sub = randomId("empty-auditor-");
+    const t = await h.token(sub);
+    await runAdminCommand(h.deps, ["enable-raw-export", sub]);
+    const res = await h.http.get("/agent/v1/export/completeness").set(bearer(t));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      comprehensive: false,
+      platforms: [],
+      entities: [],
+      gaps: ["The scope holds no entities, so there is nothing to audit."],
+    });
+    const bare = await createEntityFor(h, t, { name: "Bare" });
+    const one = await h.http.get(`/agent/v1/export/completeness?entity_id=${bare.id}`).set(bearer(t));
+    expect(one.body.comprehensive).toBe(false);
+    expect(one.body.gaps).toEqual([`Bare (${bare.id}): no platform is in scope: none is declared, stored or covered.`]);
+  });
+
   it("validates its query parameters", async () => {
     for (const [query, loc] of [
       ["entity_id=abc", "entity_id"],
