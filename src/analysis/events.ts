@@ -33,18 +33,27 @@ export async function appendEvent(
   alongside?: (tx: DbTx) => Promise<void>,
 ): Promise<StoredEvent> {
   const payload = { analysis_id: analysisId, ...data };
-  // Writers of one analysis take turns (a transaction-scoped advisory lock), so sequence
-  // numbers are gap-free and commit in order; the unique (analysis_id, seq) backs it up.
-  const seq = await deps.db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`analysis-events:${analysisId}`}))`;
-    if (alongside) await alongside(tx);
-    const rows = await tx.$queryRaw<{ seq: number }[]>`
+  // One statement takes the next number from the analysis row's counter (the row lock
+  // orders concurrent writers) and inserts the event, so numbers are gap-free and commit
+  // in order; the unique (analysis_id, seq) backs it up.
+  const insert = async (db: DbTx | AppDeps["db"]) => {
+    const rows = await db.$queryRaw<{ seq: number }[]>`
+      WITH next AS (
+        UPDATE analyses SET event_seq = event_seq + 1 WHERE id = ${analysisId}::uuid RETURNING event_seq
+      )
       INSERT INTO analysis_events (analysis_id, seq, event, data)
-      SELECT ${analysisId}::uuid, coalesce(max(seq), 0) + 1, ${event}, ${JSON.stringify(payload)}::jsonb
-      FROM analysis_events WHERE analysis_id = ${analysisId}::uuid
+      SELECT ${analysisId}::uuid, next.event_seq, ${event}, ${JSON.stringify(payload)}::jsonb FROM next
       RETURNING seq`;
-    return Number(rows[0]?.seq);
-  });
+    const seq = rows[0]?.seq;
+    if (seq === undefined) throw new Error(`Analysis ${analysisId} does not exist`);
+    return Number(seq);
+  };
+  const seq = alongside
+    ? await deps.db.$transaction(async (tx) => {
+        await alongside(tx);
+        return insert(tx);
+      })
+    : await insert(deps.db);
   const stored: StoredEvent = { seq, event, data: payload };
   try {
     await deps.redis.publish(analysisChannel(deps.config.REDIS_PREFIX, analysisId), JSON.stringify(stored));

@@ -41,10 +41,12 @@ export async function relayAnalysis(deps: AppDeps, res: Response, analysisId: st
     void unsubscribe();
     sse?.end();
   };
+  let wroteSinceTick = false;
   const write = (event: StoredEvent) => {
     if (done || event.seq <= last || !sse) return;
     sse.send(event.seq, event.event, event.data);
     last = event.seq;
+    wroteSinceTick = true;
     if (TERMINAL_EVENTS.has(event.event)) finish();
   };
   const catchUp = async (beforeSeq?: number) => {
@@ -74,8 +76,12 @@ export async function relayAnalysis(deps: AppDeps, res: Response, analysisId: st
   sse = openSse(res, {
     heartbeatMs: deps.config.SSE_HEARTBEAT_MS,
     ...(options.headers ? { headers: options.headers } : {}),
-    // Each heartbeat also reads the store, so an event whose publish was lost still arrives.
-    onTick: () => enqueue(() => catchUp()),
+    // A heartbeat of an idle stream also reads the store, so an event whose publish was
+    // lost still arrives (a busy stream notices a lost event by the gap it leaves).
+    onTick: () => {
+      if (wroteSinceTick) wroteSinceTick = false;
+      else enqueue(() => catchUp());
+    },
   });
   sse.onClose(() => {
     done = true;

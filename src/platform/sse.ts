@@ -3,8 +3,8 @@ import type { Response } from "express";
 /**
  * Server-sent events over an Express response: `id:` on every event (so clients can
  * resume with Last-Event-ID), `event:` + one `data:` line of JSON, a `: ping` comment
- * every `heartbeatMs` to keep proxies from closing an idle stream, and no buffering
- * (`X-Accel-Buffering: no`, Nagle off).
+ * every `heartbeatMs` (the first one after a random part of it) to keep proxies from
+ * closing an idle stream, and no buffering (`X-Accel-Buffering: no`, Nagle off).
  */
 export interface SseStream {
   send(id: number, event: string, data: unknown): void;
@@ -32,14 +32,25 @@ export function openSse(res: Response, options: { heartbeatMs: number; headers?:
   const finish = () => {
     if (closed) return;
     closed = true;
+    clearTimeout(heartbeat);
     clearInterval(heartbeat);
     for (const listener of listeners.splice(0)) listener();
   };
-  const heartbeat = setInterval(() => {
+  const tick = () => {
     if (closed) return;
     res.write(": ping\n\n");
     options.onTick?.();
-  }, options.heartbeatMs);
+  };
+  // The first beat comes at a random point of the interval, so streams opened together
+  // (and their onTick work) do not beat in step.
+  let heartbeat: NodeJS.Timeout = setTimeout(
+    () => {
+      tick();
+      heartbeat = setInterval(tick, options.heartbeatMs);
+      heartbeat.unref();
+    },
+    Math.ceil(Math.random() * options.heartbeatMs),
+  );
   heartbeat.unref();
   res.on("close", finish);
 
