@@ -26,8 +26,14 @@ function fromBodyParser(err: BodyParserError): AppError | ValidationFailed | und
     case "stream.encoding.set":
       return new AppError("bad_request", "The request body could not be read.");
     default:
-      return undefined;
+      break;
   }
+  // Other client errors the body reader raises without a type (e.g. a corrupt gzip body).
+  const httpish = (err as { status?: unknown; expose?: unknown } | null) ?? {};
+  if (err instanceof Error && httpish.expose === true && httpish.status === 400) {
+    return new AppError("bad_request", "The request body could not be read or decompressed.");
+  }
+  return undefined;
 }
 
 /** Maps anything thrown to the documented body: the spec's 422 shape or `{detail, code}`. */
