@@ -73,59 +73,73 @@ export function toValidationIssues(error: z.ZodError, location: InputLocation): 
 }
 
 /**
- * Strings PostgreSQL cannot store: text and jsonb refuse U+0000, and jsonb refuses
- * unpaired UTF-16 surrogates (JSON allows the escape "\\ud800"; Unicode text does not).
- * Such input is a validation error, not a failed write. Returns where each one is
- * (in a string or an object key), iteratively so deeply nested input cannot exhaust the
- * stack, stopping after `limit`.
+ * Input the services cannot safely handle, found after schema validation:
+ * - strings PostgreSQL cannot store: text and jsonb refuse U+0000, and jsonb refuses
+ *   unpaired UTF-16 surrogates (JSON allows the escape "\\ud800"; Unicode text does not);
+ * - values nested deeper than MAX_INPUT_DEPTH (free-form objects such as `metadata`):
+ *   recursive code (canonical JSON, sanitising, PostgreSQL's own JSON parser) would
+ *   exhaust its stack on them.
+ * Each is a validation error, not a failed write. The walk is iterative (each node links
+ * to its parent, so a deep value costs O(nodes)) and stops after `limit` findings.
  */
+export const MAX_INPUT_DEPTH = 100;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-export function findUnstorableText(value: unknown, limit = 20): { path: (string | number)[]; kind: "nul" | "surrogate" }[] {
-  // Each node keeps a link to its parent, so deep input costs O(nodes), not O(depth²).
-  type Node = { value: unknown; key: string | number | undefined; parent: Node | undefined };
+type UnsafeKind = "nul" | "surrogate" | "depth";
+
+export function findUnsafeInput(value: unknown, limit = 20): { path: (string | number)[]; kind: UnsafeKind }[] {
+  type Node = { value: unknown; key: string | number | undefined; parent: Node | undefined; depth: number };
   const pathOf = (node: Node | undefined, key?: string | number): (string | number)[] => {
     const path: (string | number)[] = key === undefined ? [] : [key];
     for (let n = node; n && n.key !== undefined; n = n.parent) path.push(n.key);
     return path.reverse();
   };
-  const found: { path: (string | number)[]; kind: "nul" | "surrogate" }[] = [];
+  const found: { path: (string | number)[]; kind: UnsafeKind }[] = [];
   const check = (text: string, node: Node | undefined, key?: string | number) => {
     if (text.includes("\u0000")) found.push({ path: pathOf(node, key), kind: "nul" });
     else if (LONE_SURROGATE.test(text)) found.push({ path: pathOf(node, key), kind: "surrogate" });
   };
-  const stack: Node[] = [{ value, key: undefined, parent: undefined }];
+  const stack: Node[] = [{ value, key: undefined, parent: undefined, depth: 0 }];
   while (stack.length > 0 && found.length < limit) {
     const node = stack.pop() as Node;
     const current = node.value;
     if (typeof current === "string") {
       check(current, node);
-    } else if (Array.isArray(current)) {
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], key: i, parent: node });
-    } else if (current !== null && typeof current === "object") {
-      const proto = Object.getPrototypeOf(current);
-      if (proto !== Object.prototype && proto !== null) continue;
-      for (const [key, child] of Object.entries(current as Record<string, unknown>).reverse()) {
-        check(key, node, key);
-        stack.push({ value: child, key, parent: node });
-      }
+      continue;
+    }
+    if (current === null || typeof current !== "object") continue;
+    if (node.depth >= MAX_INPUT_DEPTH) {
+      found.push({ path: pathOf(node), kind: "depth" });
+      continue;
+    }
+    const depth = node.depth + 1;
+    if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], key: i, parent: node, depth });
+      continue;
+    }
+    const proto = Object.getPrototypeOf(current);
+    if (proto !== Object.prototype && proto !== null) continue;
+    for (const [key, child] of Object.entries(current as Record<string, unknown>).reverse()) {
+      check(key, node, key);
+      stack.push({ value: child, key, parent: node, depth });
     }
   }
   return found.slice(0, limit);
 }
 
-const UNSTORABLE = {
+const UNSAFE: Record<UnsafeKind, { msg: string; type: string }> = {
   nul: { msg: "String should not contain the NUL character (\\u0000)", type: "string_nul" },
   surrogate: { msg: "String should be well-formed Unicode (no unpaired surrogate)", type: "string_unicode" },
-} as const;
+  depth: { msg: `Input should not nest deeper than ${MAX_INPUT_DEPTH} levels`, type: "too_deep" },
+};
 
 /** Parses input against a schema, throwing the spec's 422 shape with `loc` rooted at `location`. */
 export function parseInput<S extends z.ZodType>(schema: S, data: unknown, location: InputLocation): z.output<S> {
   const result = schema.safeParse(data, { reportInput: true });
   if (!result.success) throw new ValidationFailed(toValidationIssues(result.error, location));
-  const unstorable = findUnstorableText(result.data);
-  if (unstorable.length > 0) {
-    throw new ValidationFailed(unstorable.map(({ path, kind }) => ({ loc: [location, ...path], ...UNSTORABLE[kind] })));
+  const unsafe = findUnsafeInput(result.data);
+  if (unsafe.length > 0) {
+    throw new ValidationFailed(unsafe.map(({ path, kind }) => ({ loc: [location, ...path], ...UNSAFE[kind] })));
   }
   return result.data;
 }
