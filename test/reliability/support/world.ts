@@ -1,0 +1,208 @@
+import { randomUUID } from "node:crypto";
+import fc from "fast-check";
+import { runAdminCommand } from "../../../src/admin/commands.js";
+import type { Harness } from "../../helpers/harness.js";
+import type { Known } from "./arbitraries.js";
+
+/**
+ * One user's complete set of resources, made through the API where that is cheap and
+ * written straight to the database where the API would need a worker or a stream
+ * (an analysis, a workflow run, a note sync): a workspace, project, entities, skills,
+ * stored content, a collection job and a research job, keys of every scope.
+ */
+export interface World {
+  sub: string;
+  token: string;
+  userId: string;
+  workspaceId: string;
+  projectId: string;
+  entityId: string;
+  entityIds: string[];
+  skillId: string;
+  contentId: string;
+  collectionJobId: string;
+  researchJobId: string;
+  analysisId: string;
+  runId: string;
+  noteRequestId: string;
+  keys: { ingest: Key; export: Key; all: Key; revoked: Key };
+  /** Every id of this world by the parameter name it travels under. */
+  ids: Record<string, string[]>;
+}
+
+export interface Key {
+  id: string;
+  raw: string;
+}
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+async function ok<T>(what: string, res: { status: number; body: unknown }, expected: number[] = [200, 201]): Promise<T> {
+  if (!expected.includes(res.status)) throw new Error(`${what} failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as T;
+}
+
+export async function buildWorld(
+  h: Harness,
+  options: { sub?: string; tokenOptions?: Parameters<Harness["token"]>[1] } = {},
+): Promise<World> {
+  const sub = options.sub ?? `user-${randomUUID()}`;
+  const token = await h.token(sub, options.tokenOptions);
+  await runAdminCommand(h.deps, ["enable-raw-export", sub]);
+  const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
+
+  const onboarding = await ok<{
+    workspace_id: string;
+    project_id: string;
+    entity_ids: string[];
+    company: { id: string };
+    research_objectives: { skill_id: string }[];
+  }>(
+    "onboarding",
+    await h.http
+      .post("/api/entities/onboarding")
+      .set(auth(token))
+      .send({
+        request_id: randomUUID(),
+        company: { name: `Acme ${sub}`, url: "https://acme.example.com", keywords: ["acme"], platforms: ["hackernews"] },
+        competitors: [{ name: "Globex", url: "https://globex.example.com" }],
+        research_objectives: [{ id: "churn", title: "Why do teams churn?", question: "What makes teams leave?" }],
+        collection_mode: "server",
+      }),
+  );
+  const entityId = onboarding.company.id;
+  const skillId = onboarding.research_objectives[0]?.skill_id;
+  if (!skillId) throw new Error("onboarding created no skill");
+
+  const key = async (scopes: string[]): Promise<Key> => {
+    const body = await ok<{ key: { id: string }; raw_key: string }>(
+      "key creation",
+      await h.http
+        .post("/api/user/keys")
+        .set(auth(token))
+        .send({ name: `k-${scopes.join("")}`, scopes }),
+    );
+    return { id: body.key.id, raw: body.raw_key };
+  };
+  const keys = { ingest: await key(["ingest"]), export: await key(["export"]), all: await key(["*"]), revoked: await key(["*"]) };
+  await ok("key revoke", await h.http.delete(`/api/user/keys/${keys.revoked.id}`).set(auth(token)));
+
+  const ingest = await ok<{ content_ids: string[] }>(
+    "ingest",
+    await h.http
+      .post("/agent/v1/ingest/content")
+      .set(auth(token))
+      .send({
+        entity_id: entityId,
+        sources: [
+          {
+            id: `src-${sub}`,
+            platform: "reddit",
+            url: `https://example.com/${sub}`,
+            title: "Pricing thread",
+            content: "The pricing page is confusing but the support team answered within minutes.",
+            comments: [{ id: `c-${sub}`, text: "Agreed, pricing tiers are unclear." }],
+          },
+        ],
+      }),
+  );
+  const contentId = ingest.content_ids[0] as string;
+
+  const job = async (route: "collection" | "research") =>
+    (
+      await ok<{ job_id: string }>(
+        `${route} job`,
+        await h.http
+          .post(`/agent/v1/ingest/${route}/jobs`)
+          .set(auth(token))
+          .send({
+            entity_id: entityId,
+            objective: "Why do teams churn?",
+            platforms: ["hackernews"],
+            idempotency_key: `${route}-${randomUUID()}`,
+          }),
+      )
+    ).job_id;
+  const collectionJobId = await job("collection");
+  const researchJobId = await job("research");
+
+  const analysis = await h.deps.db.analysis.create({
+    data: {
+      userId: user.id,
+      workspaceId: onboarding.workspace_id,
+      entityId,
+      question: "What do people say about pricing?",
+      status: "failed",
+      error: "The analysis failed.",
+      finishedAt: new Date(),
+    },
+  });
+  await h.deps.db.analysisEvent.create({
+    data: {
+      analysisId: analysis.id,
+      seq: 1,
+      event: "error",
+      data: { analysis_id: analysis.id, status: "failed", detail: "The analysis failed." },
+    },
+  });
+  const run = await h.deps.db.workflowRun.create({
+    data: {
+      skillId,
+      entityId,
+      workspaceId: onboarding.workspace_id,
+      userId: user.id,
+      idempotencyKey: `run-${randomUUID()}`,
+      requestHash: "0".repeat(64),
+      scopeHash: "0".repeat(64),
+      sourceMode: "saved",
+      status: "completed",
+      maxChargeCredits: 0,
+    },
+  });
+  const noteRequestId = `notes-${randomUUID()}`;
+  await h.deps.db.noteSync.create({
+    data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
+  });
+
+  const world: World = {
+    sub,
+    token,
+    userId: user.id,
+    workspaceId: onboarding.workspace_id,
+    projectId: onboarding.project_id,
+    entityId,
+    entityIds: onboarding.entity_ids,
+    skillId,
+    contentId,
+    collectionJobId,
+    researchJobId,
+    analysisId: analysis.id,
+    runId: run.id,
+    noteRequestId,
+    keys,
+    ids: {},
+  };
+  world.ids = {
+    entity_id: onboarding.entity_ids,
+    project_id: [onboarding.project_id],
+    workspace_id: [onboarding.workspace_id],
+    skill_id: [skillId],
+    content_id: ingest.content_ids,
+    job_id: [collectionJobId, researchJobId],
+    analysis_id: [analysis.id],
+    run_id: [run.id],
+    key_id: Object.values(keys).map((k) => k.id),
+    request_id: [noteRequestId],
+  };
+  return world;
+}
+
+/** The world's ids as fast-check substitutions for fields and parameters of those names. */
+export function knownIds(world: World): Known {
+  const known: Known = {};
+  for (const [name, values] of Object.entries(world.ids)) known[name] = () => fc.constantFrom(...values);
+  // Generated requests may revoke keys: never the ones the tests authenticate with.
+  known.key_id = () => fc.constantFrom(world.keys.revoked.id, world.keys.ingest.id);
+  known.provided_sources = () => fc.constant([{ content_id: world.contentId }]);
+  return known;
+}
