@@ -63,7 +63,8 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
       res.locals.routeTemplate = route.path;
-      const credential = services.readCredential(req);
+      // Public routes ignore credentials, so a stale or malformed header cannot fail them.
+      const credential = "public" in route.auth ? undefined : services.readCredential(req);
       const auth = await services.authenticator.authenticate(credential, route.auth, (ctx) => {
         res.locals.keyAuth = ctx;
       });
