@@ -53,6 +53,8 @@ export function openSse(res: Response, options: { heartbeatMs: number; headers?:
   );
   heartbeat.unref();
   res.on("close", finish);
+  // The client may already have gone (while the caller was still preparing the stream).
+  if (res.destroyed || !res.socket || res.socket.destroyed) queueMicrotask(finish);
 
   return {
     send(id, event, data) {
