@@ -78,6 +78,8 @@ deps.logger = pino(
 // As the web process does: queues created before the connection is ready would never start.
 if (!(await whenReady(deps.redis, 5000))) throw new Error("Redis is not reachable");
 const server = createApp(deps).listen(0, "127.0.0.1");
+// As the web process does: idle keep-alive sockets outlive the client's, so reuse never races a close.
+server.keepAliveTimeout = 65_000;
 await once(server, "listening");
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const copyPool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });
