@@ -126,17 +126,30 @@ describe("credential rules, for every route", () => {
   it("accepts a valid bearer exactly where the rule allows bearers, and applies raw-export enablement", async () => {
     for (const route of routes) {
       check(route, await request(route, { Authorization: `Bearer ${world.token}` }), forBearer(route.auth, true), "bearer");
-      check(route, await request(route, { Authorization: `Bearer ${plain.token}` }), forBearer(route.auth, false), "bearer without raw export");
+      check(
+        route,
+        await request(route, { Authorization: `Bearer ${plain.token}` }),
+        forBearer(route.auth, false),
+        "bearer without raw export",
+      );
     }
   });
 
   it("refuses unknown and revoked keys with 401, in either header", async () => {
-    const unknown = `svc_live_${randomBytes(30).toString("base64url").replace(/[^A-Za-z0-9]/g, "a").slice(0, 40)}`;
+    const unknown = `svc_live_${randomBytes(30)
+      .toString("base64url")
+      .replace(/[^A-Za-z0-9]/g, "a")
+      .slice(0, 40)}`;
     for (const route of routes) {
       for (const header of ["X-API-Key", "Authorization"] as const) {
         const wrap = (raw: string) => (header === "Authorization" ? `Bearer ${raw}` : raw);
         check(route, await request(route, { [header]: wrap(unknown) }), refused(route.auth, "invalid_token"), `unknown key in ${header}`);
-        check(route, await request(route, { [header]: wrap(world.keys.revoked.raw) }), refused(route.auth, "key_revoked"), `revoked key in ${header}`);
+        check(
+          route,
+          await request(route, { [header]: wrap(world.keys.revoked.raw) }),
+          refused(route.auth, "key_revoked"),
+          `revoked key in ${header}`,
+        );
       }
     }
   });

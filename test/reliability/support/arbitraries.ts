@@ -1,5 +1,6 @@
 import fc, { type Arbitrary } from "fast-check";
 import type { z } from "zod";
+import { findUnsafeInput } from "../../../src/platform/validation.js";
 
 /**
  * fast-check arbitraries derived from the routes' own zod schemas, so the fuzz tests
@@ -342,11 +343,12 @@ export function fillPath(path: string, params: Record<string, string>): string {
   return path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeSegment(params[name] ?? "x"));
 }
 
-/** Draws one value deterministically (for building fixtures from a schema). */
+/** Draws one valid, storable value deterministically (for building fixtures from a schema). */
 export function sampleValid<T>(schema: z.ZodType, known: Known, seed: number, tries = 200): T {
   const samples = fc.sample(valueFor(schema, known), { seed, numRuns: tries });
   for (const value of samples) {
-    if (schema.safeParse(value).success) return value as T;
+    const parsed = schema.safeParse(value);
+    if (parsed.success && findUnsafeInput(parsed.data).length === 0) return value as T;
   }
   throw new Error("could not generate a valid sample for the schema");
 }

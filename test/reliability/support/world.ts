@@ -74,6 +74,12 @@ export async function buildWorld(
   const skillId = onboarding.research_objectives[0]?.skill_id;
   if (!skillId) throw new Error("onboarding created no skill");
 
+  // An entity outside the onboarding tree: a valid parent for any of the others.
+  const standalone = await ok<{ id: string }>(
+    "entity creation",
+    await h.http.post("/api/entities").set(auth(token)).send({ name: "Standalone", workspace_id: onboarding.workspace_id }),
+  );
+
   const key = async (scopes: string[]): Promise<Key> => {
     const body = await ok<{ key: { id: string }; raw_key: string }>(
       "key creation",
@@ -184,6 +190,7 @@ export async function buildWorld(
   };
   world.ids = {
     entity_id: onboarding.entity_ids,
+    parent_entity_id: [standalone.id],
     project_id: [onboarding.project_id],
     workspace_id: [onboarding.workspace_id],
     skill_id: [skillId],
