@@ -69,6 +69,9 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
         res.locals.keyAuth = ctx;
       });
       res.locals.auth = auth;
+      // A credentialed answer (raw keys, exported rows) must not be kept by any cache; an
+      // X-API-Key request, unlike one with Authorization, is otherwise storable by shared caches.
+      if (auth) res.set("Cache-Control", "no-store");
       await services.rateLimit(req, auth);
 
       const params = route.params ? parseInput(route.params, req.params, "path") : req.params;
