@@ -215,6 +215,19 @@ describe("POST /agent/v1/ingest/content", () => {
     expect(after.filter((id) => first.body.content_ids.includes(id))).toHaveLength(2);
   });
 
+  it("queues more than 5000 new rows as several jobs of at most 5000 ids", async () => {
+    const entity = await createEntityFor(h, token);
+    const comments = Array.from({ length: 5200 }, (_, i) => ({ id: `c${i}`, text: `comment ${i}` }));
+    const res = await ingest({ entity_id: entity.id, sources: [{ platform: "web", content: "a thread with many replies", comments }] });
+    expect(res.body.inserted).toBe(5201);
+    const jobs = await h.deps.queues.get("enrichment").getJobs(["waiting", "delayed", "active", "completed", "failed"]);
+    const mine = jobs
+      .map((j) => (j.data as { contentIds: string[] }).contentIds)
+      .filter((ids) => ids.some((id) => res.body.content_ids.includes(id)));
+    expect(mine.map((ids) => ids.length).sort((a, b) => a - b)).toEqual([201, 5000]);
+    expect(new Set(mine.flat())).toEqual(new Set(res.body.content_ids));
+  });
+
   it("stores collector input PostgreSQL cannot hold (NUL, unpaired surrogates) instead of failing the batch", async () => {
     // HTTP input with such text is refused by validation; collectors call the service directly.
     const entity = await createEntityFor(h, token);
