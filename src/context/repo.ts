@@ -57,25 +57,31 @@ export async function storeEmbedding(db: Db, pageId: string, version: number, em
   return count > 0;
 }
 
+/** A keyword query as two `websearch_to_tsquery` inputs: every term required, and any term enough. */
+export interface KeywordQuery {
+  all: string;
+  any: string;
+}
+
 /**
- * The caller's pages matching the query, best first by `ts_rank` (normalised by document
- * length), on the generated `search_vector` (title weighted above content, GIN-indexed).
- * `websearchQuery` goes through `websearch_to_tsquery`, which never fails on user input.
+ * The caller's pages matching any term of the query, on the generated `search_vector`
+ * (title weighted above content, GIN-indexed): pages holding every term first, then by
+ * `ts_rank` normalised by document length. `websearch_to_tsquery` never fails on input.
  */
 export async function keywordRanking(
   db: Db,
   userId: string,
-  websearchQuery: string,
+  query: KeywordQuery,
   projectId: string | undefined,
   depth: number,
 ): Promise<string[]> {
   const rows = await db.$queryRaw<{ id: string }[]>`
     SELECT p.id::text AS id
-    FROM pages p, websearch_to_tsquery('english', ${websearchQuery}) AS tsq
+    FROM pages p, websearch_to_tsquery('english', ${query.any}) AS q_any, websearch_to_tsquery('english', ${query.all}) AS q_all
     WHERE p.user_id = ${userId}::uuid
       AND (${projectId ?? null}::uuid IS NULL OR p.project_id = ${projectId ?? null}::uuid)
-      AND p.search_vector @@ tsq
-    ORDER BY ts_rank(p.search_vector, tsq, 1) DESC, p.updated_at DESC, p.id
+      AND p.search_vector @@ q_any
+    ORDER BY p.search_vector @@ q_all DESC, ts_rank(p.search_vector, q_any, 1) DESC, p.updated_at DESC, p.id
     LIMIT ${depth}`;
   return rows.map((r) => r.id);
 }

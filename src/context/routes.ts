@@ -4,6 +4,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
 import { RecallQuery, RecallResponse, SaveBody, SavedPage } from "./schemas.js";
 import { type ContextServices, recallPages, savePage } from "./service.js";
+import { CommonTerms } from "./terms.js";
 import { CachedMatrixRanker } from "./vectors.js";
 
 const tags = ["context"];
@@ -15,6 +16,7 @@ export const contextRoutes = (deps: AppDeps) => {
     logger: deps.logger,
     embedder: embedderFor(deps.config),
     ranker: new CachedMatrixRanker(deps.db, deps.config.CONTEXT_VECTOR_CACHE_MB * 1024 * 1024),
+    terms: new CommonTerms(deps.db),
     minSimilarity: deps.config.CONTEXT_MIN_SIMILARITY,
   };
   return [

@@ -7,8 +7,9 @@ import { projectForUser } from "../workspaces/access.js";
 import { tryEmbedPage } from "./embedding.js";
 import { fuseRankings } from "./fusion.js";
 import { slugFromTitle } from "./paths.js";
-import { keywordRanking, type ResultRow, resultRows, upsertPage } from "./repo.js";
+import { type KeywordQuery, keywordRanking, type ResultRow, resultRows, upsertPage } from "./repo.js";
 import type { RecallInput, RecallResponse, RecallResult, SavedPage, SaveInput } from "./schemas.js";
+import type { CommonTerms } from "./terms.js";
 import type { PageVectorRanker } from "./vectors.js";
 
 /**
@@ -22,6 +23,7 @@ export interface ContextServices {
   logger: Logger;
   embedder: EmbeddingProvider;
   ranker: PageVectorRanker;
+  terms: CommonTerms;
   /** Cosine similarity below which the vector ranking ignores a page. */
   minSimilarity: number;
 }
@@ -70,21 +72,25 @@ export async function savePage(svc: ContextServices, userId: string, input: Save
   };
 }
 
+const WEB_SEARCH_SYNTAX = /["]|(^|\s)-\S|(^|\s)or(\s|$)/iu;
+
 /**
- * The query as `websearch_to_tsquery` input. A query written in web-search syntax
- * (quotes, `or`, `-word`) is taken as written; plain words are joined with `or`, so a
- * page matching some of the words is a candidate and pages matching more rank higher.
+ * The query as `websearch_to_tsquery` inputs. A query written in web-search syntax
+ * (quotes, `or`, `-word`) is taken as written. Otherwise a page is a candidate when it
+ * holds any of the informative words (joined with `or`, see terms.ts), and pages holding
+ * all the words as given rank first.
  */
-export function keywordQuery(query: string): string {
-  if (/["]|(^|\s)-\S|(^|\s)or(\s|$)/iu.test(query)) return query;
-  return query.split(/\s+/u).filter(Boolean).join(" or ");
+export async function keywordQuery(terms: CommonTerms, query: string): Promise<KeywordQuery> {
+  if (WEB_SEARCH_SYNTAX.test(query)) return { all: query, any: query };
+  const words = query.split(/\s+/u).filter(Boolean);
+  return { all: query, any: (await terms.informative(words)).join(" or ") };
 }
 
 export async function recallPages(svc: ContextServices, userId: string, input: RecallInput): Promise<RecallResponse> {
   if (input.project_id) await projectForUser(svc.db, userId, input.project_id);
-  const websearch = keywordQuery(input.query);
+  const keywords = await keywordQuery(svc.terms, input.query);
   const [keyword, vector] = await Promise.all([
-    keywordRanking(svc.db, userId, websearch, input.project_id, CANDIDATE_DEPTH),
+    keywordRanking(svc.db, userId, keywords, input.project_id, CANDIDATE_DEPTH),
     vectorRanking(svc, userId, input),
   ]);
   if (vector instanceof AppError) {
@@ -93,16 +99,13 @@ export async function recallPages(svc: ContextServices, userId: string, input: R
     svc.logger.warn({ err: vector.message }, "recall without vector ranking: embeddings provider failed");
   }
   const fused = fuseRankings([keyword, vector instanceof AppError ? [] : vector]).slice(0, input.limit);
-  const rows = new Map(
-    (
-      await resultRows(
-        svc.db,
-        userId,
-        fused.map((f) => f.id),
-        websearch,
-      )
-    ).map((r) => [r.id, r]),
+  const found = await resultRows(
+    svc.db,
+    userId,
+    fused.map((f) => f.id),
+    keywords.any,
   );
+  const rows = new Map(found.map((r) => [r.id, r]));
   const results: RecallResult[] = [];
   for (const f of fused) {
     const row = rows.get(f.id);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageEmbeddingText } from "../../src/context/embedding.js";
+import { keywordRanking } from "../../src/context/repo.js";
 import { keywordQuery } from "../../src/context/service.js";
+import { CommonTerms } from "../../src/context/terms.js";
 import { cosine, hashingVector } from "../../src/embed/hashing.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { projectOf, signIn, type TestUser } from "./helpers.js";
@@ -102,11 +104,19 @@ describe("GET /agent/v1/context/recall: hybrid ranking", () => {
     expect(paths(res)).toContain("words/one");
     // Web-search syntax is taken as written: only the page holding the quoted phrase matches
     // by keyword, so it leads even though the other may be a vector neighbour.
-    expect(keywordQuery('"quokka sightings"')).toBe('"quokka sightings"');
-    expect(keywordQuery("quokka -wombat")).toBe("quokka -wombat");
-    expect(keywordQuery("quokka wombat")).toBe("quokka or wombat");
+    const terms = new CommonTerms(h.deps.db);
+    expect(await keywordQuery(terms, '"quokka sightings"')).toEqual({ all: '"quokka sightings"', any: '"quokka sightings"' });
+    expect(await keywordQuery(terms, "quokka -wombat")).toEqual({ all: "quokka -wombat", any: "quokka -wombat" });
+    expect(await keywordQuery(terms, "the quokka  wombat")).toEqual({ all: "the quokka  wombat", any: "quokka or wombat" });
     const phrase = await alice.recall({ query: '"quokka sightings"' });
     expect(paths(phrase)[0]).toBe("words/one");
+  });
+
+  it("ranks, by keyword, a page holding every word above one repeating a single word", async () => {
+    const spam = await alice.save({ title: "Spam", content: "dingo dingo dingo dingo dingo dingo dingo", path: "dingo/spam" });
+    const both = await alice.save({ title: "Both words", content: `dingo and bilby, ${filler}`, path: "dingo/both" });
+    const ranking = await keywordRanking(h.deps.db, alice.id, await keywordQuery(new CommonTerms(h.deps.db), "dingo bilby"), undefined, 10);
+    expect(ranking).toEqual([both.body.id, spam.body.id]);
   });
 });
 

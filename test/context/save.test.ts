@@ -160,6 +160,8 @@ describe("POST /agent/v1/context/save: project, tags and bounds", () => {
     [{ title: "t", content: "x", tags: "a" }, ["body", "tags"], "list_type"],
     [{ title: "t", content: "x", tags: Array(51).fill("t") }, ["body", "tags"], "too_long"],
     [{ title: "t", content: "x", project_id: "not-a-uuid" }, ["body", "project_id"], "uuid_parsing"],
+    [{ title: "t", content: "nul \u0000 inside" }, ["body", "content"], "string_nul"],
+    [{ title: "t", content: "x", tags: [" "] }, ["body", "tags", 0], "string_too_short"],
   ])("refuses %j with the 422 shape", async (body, loc, type) => {
     const res = await alice.save(body);
     expect(res.status).toBe(422);

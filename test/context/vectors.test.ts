@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fuseRankings } from "../../src/context/fusion.js";
-import { CachedMatrixRanker, decodeFloat4Array } from "../../src/context/vectors.js";
+import { decodeFloat4Array } from "../../src/context/matrix.js";
+import { CachedMatrixRanker } from "../../src/context/vectors.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { signIn } from "./helpers.js";
 
@@ -63,28 +64,39 @@ describe("CachedMatrixRanker", () => {
     const ranked = async (q: number[]) => (await ranker.rank(user.id, q, opts)).map((m) => m.id);
 
     expect(await ranked(unit(3))).toEqual([]);
-    expect(ranker.stats).toMatchObject({ refreshes: 1, rowsLoaded: 40 });
+    expect(ranker.stats).toMatchObject({ fullLoads: 1, rowsLoaded: 40 });
     await ranked(unit(3));
-    expect(ranker.stats).toMatchObject({ hits: 1, refreshes: 1 });
+    expect(ranker.stats).toMatchObject({ hits: 1, fullLoads: 1 });
 
     // Another process embeds a page: only that row is read again.
     await h.deps.db.$executeRaw`UPDATE pages SET embedding = ${unit(3)}::real[] WHERE id = ${ids[7]}::uuid`;
     expect(await ranked(unit(3))).toEqual([ids[7]]);
-    expect(ranker.stats).toMatchObject({ refreshes: 2, rowsLoaded: 41 });
+    expect(ranker.stats).toMatchObject({ incremental: 1, rowsLoaded: 41 });
 
     // A title-only change does not move the fingerprint.
     await h.deps.db.$executeRaw`UPDATE pages SET title = 'renamed' WHERE id = ${ids[7]}::uuid`;
     await ranked(unit(3));
-    expect(ranker.stats).toMatchObject({ hits: 2, refreshes: 2 });
+    expect(ranker.stats).toMatchObject({ hits: 2, incremental: 1 });
 
-    // New page, deleted page, changed model.
+    // A new page is read alone; a deleted page is noticed by comparing revisions.
     const fresh = await insertPage(user.id, "fresh", unit(3));
     expect(new Set(await ranked(unit(3)))).toEqual(new Set([ids[7], fresh]));
+    expect(ranker.stats).toMatchObject({ incremental: 2, rowsLoaded: 42 });
     await h.deps.db.$executeRaw`DELETE FROM pages WHERE id = ${ids[7]}::uuid`;
     expect(await ranked(unit(3))).toEqual([fresh]);
+    expect(ranker.stats).toMatchObject({ diffs: 1, rowsLoaded: 42 });
+
+    // A change that landed with a revision below the highest one held (a transaction that
+    // took its revision early and committed late) is found by comparing revisions too.
+    await h.deps.db.$executeRaw`UPDATE pages SET embedding = ${unit(3)}::real[] WHERE id = ${ids[8]}::uuid`;
+    await h.deps.db.$executeRaw`UPDATE pages SET vector_rev = 1 WHERE id = ${ids[8]}::uuid`;
+    expect(new Set(await ranked(unit(3)))).toEqual(new Set([fresh, ids[8]]));
+    expect(ranker.stats).toMatchObject({ diffs: 2, rowsLoaded: 43 });
+
+    // Re-embedded with another model: no longer comparable.
     await h.deps.db.$executeRaw`UPDATE pages SET embedding_model = 'retired-model' WHERE id = ${fresh}::uuid`;
-    expect(await ranked(unit(3))).toEqual([]);
-    expect(ranker.stats.rowsLoaded).toBe(43);
+    expect(await ranked(unit(3))).toEqual([ids[8]]);
+    expect(ranker.stats).toMatchObject({ fullLoads: 1, incremental: 3, rowsLoaded: 44 });
   });
 
   it("shares one refresh between concurrent callers and keeps users apart", async () => {
@@ -95,7 +107,7 @@ describe("CachedMatrixRanker", () => {
     const opts = { model: MODEL, limit: 5, minSimilarity: 0.5 };
     const results = await Promise.all(Array.from({ length: 5 }, () => ranker.rank(u1.id, unit(0), opts)));
     expect(results.every((r) => r.length === 1 && r[0]!.id === p1)).toBe(true);
-    expect(ranker.stats.refreshes).toBe(1);
+    expect(ranker.stats.fullLoads).toBe(1);
     expect((await ranker.rank(u2.id, unit(0), opts)).map((m) => m.id)).toEqual([p2]);
   });
 
@@ -108,9 +120,9 @@ describe("CachedMatrixRanker", () => {
     const opts = { model: MODEL, limit: 5, minSimilarity: 0.5 };
     for (const [i, u] of users.entries()) expect((await ranker.rank(u.id, unit(1), opts)).map((m) => m.id)).toEqual([pages[i]]);
     await ranker.rank(users[2]!.id, unit(1), opts);
-    expect(ranker.stats).toMatchObject({ refreshes: 3, hits: 1 });
+    expect(ranker.stats).toMatchObject({ fullLoads: 3, hits: 1 });
     await ranker.rank(users[0]!.id, unit(1), opts); // evicted: read again
-    expect(ranker.stats.refreshes).toBe(4);
+    expect(ranker.stats.fullLoads).toBe(4);
   });
 });
 
