@@ -264,7 +264,7 @@ describe("secrets stay secret", () => {
         else if (type === "hash") values.push(JSON.stringify(await redis.hgetall(key)));
         else if (type === "list") values.push(JSON.stringify(await redis.lrange(key, 0, -1)));
         else if (type === "set") values.push(JSON.stringify(await redis.smembers(key)));
-        else if (type === "zset") values.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+        else if (type === "zset") values.push(JSON.stringify(await redis.zrange(key, "0", "-1")));
         else if (type === "stream") values.push(JSON.stringify(await redis.xrange(key, "-", "+")));
       }
     } while (cursor !== "0");
