@@ -1,4 +1,4 @@
-import { Prisma } from "../platform/db.js";
+import { type DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { deriveJobId } from "../platform/queues.js";
 import { planBatch } from "./plan.js";
@@ -35,6 +35,20 @@ export async function ingestContent(
   entity: { id: string; workspaceId: string },
   request: IngestRequest,
 ): Promise<IngestResponse> {
+  return (await ingestContentWith(deps, entity, request, async () => undefined)).answer;
+}
+
+/**
+ * The same ingest, with more writes of the caller's in the same transaction: `alsoStore`
+ * runs after the rows are written and sees the answer; if it throws, nothing of the batch
+ * is stored either (the meeting-note import stores summaries and its page this way).
+ */
+export async function ingestContentWith<T>(
+  deps: IngestDeps,
+  entity: { id: string; workspaceId: string },
+  request: IngestRequest,
+  alsoStore: (tx: DbTx, answer: IngestResponse) => Promise<T>,
+): Promise<{ answer: IngestResponse; extra: T }> {
   const plan = planBatch(request);
   const run = {
     collectionRunId: request.collection_run_id ?? null,
@@ -44,11 +58,11 @@ export async function ingestContent(
 
   const started = performance.now();
   let attempt = 0;
-  let written: { ids: Map<string, string>; insertedSources: Set<string>; insertedComments: Set<string> };
+  let outcome: { answer: IngestResponse; newIds: string[]; extra: T };
   for (;;) {
     attempt += 1;
     try {
-      written = await deps.db.$transaction(async (tx) => {
+      outcome = await deps.db.$transaction(async (tx) => {
         const sources = await insertRows(
           tx,
           entity,
@@ -63,11 +77,11 @@ export async function ingestContent(
           plan.comments.map((row) => ({ ...row, parent_id: sources.ids.get(row.parent_key ?? "") ?? null })),
           run,
         );
-        return {
-          ids: new Map([...sources.ids, ...comments.ids]),
-          insertedSources: sources.inserted,
-          insertedComments: comments.inserted,
-        };
+        const ids = new Map([...sources.ids, ...comments.ids]);
+        const idOf = (key: string) => ids.get(key) as string;
+        const newIds = [...sources.inserted, ...comments.inserted].map(idOf);
+        const answer = buildAnswer(plan.sourceKeys.map(idOf), plan.commentKeys.map(idOf), newIds.length, comments.inserted.size);
+        return { answer, newIds, extra: await alsoStore(tx, answer) };
       }, TX_OPTIONS);
       break;
     } catch (err) {
@@ -77,26 +91,27 @@ export async function ingestContent(
   }
 
   const txMs = Math.round(performance.now() - started);
-  const idOf = (key: string) => written.ids.get(key) as string;
-  const parentIds = plan.sourceKeys.map(idOf);
-  const commentIds = plan.commentKeys.map(idOf);
-  const newIds = [...written.insertedSources, ...written.insertedComments].map(idOf);
-  await enqueueEnrichment(deps, entity.id, newIds);
+  await enqueueEnrichment(deps, entity.id, outcome.newIds);
+  deps.logger.debug(
+    { entityId: entity.id, received: outcome.answer.total_received, inserted: outcome.answer.inserted, attempts: attempt, txMs },
+    "ingest batch stored",
+  );
+  return { answer: outcome.answer, extra: outcome.extra };
+}
 
-  const totalReceived = plan.sourceKeys.length + plan.commentKeys.length;
-  const inserted = newIds.length;
-  deps.logger.debug({ entityId: entity.id, received: totalReceived, inserted, attempts: attempt, txMs }, "ingest batch stored");
+function buildAnswer(parentIds: string[], commentIds: string[], inserted: number, commentsInserted: number): IngestResponse {
+  const totalReceived = parentIds.length + commentIds.length;
   return {
     inserted,
     skipped_dedup: totalReceived - inserted,
     skipped_irrelevant: 0,
     total_received: totalReceived,
-    stored: parentIds.length + commentIds.length,
+    stored: totalReceived,
     content_ids: [...parentIds, ...commentIds],
     parent_content_ids: parentIds,
     comment_content_ids: commentIds,
-    comments_received: plan.commentKeys.length,
-    comments_inserted: written.insertedComments.size,
+    comments_received: commentIds.length,
+    comments_inserted: commentsInserted,
     complete: true,
     count_basis: COUNT_BASIS,
   };

@@ -1,6 +1,7 @@
+import type { IngestResponse } from "../ingest/schemas.js";
 import { IngestRequestSchema } from "../ingest/schemas.js";
-import { ingestContent } from "../ingest/service.js";
-import type { Prisma } from "../platform/db.js";
+import { ingestContentWith } from "../ingest/service.js";
+import type { DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, type ErrorCode } from "../platform/errors.js";
 import { secretBoxFor } from "../platform/secrets.js";
@@ -11,10 +12,8 @@ import { type ImportedNote, type SyncParams, SyncParams as SyncParamsSchema, typ
 /**
  * The notes-sync job: fetch one page of notes (and each note, with its transcript when
  * asked) from the provider, and only when every fetch succeeded store the page: one
- * ingest call (note rows + utterance rows, one transaction), then the summaries as
- * knowledge and the sync's answer in a second transaction. Both steps are idempotent,
- * so a retry after a failure between them converges; the sync is never reported
- * completed until both are done. The clear api_key lives only in this function's
+ * ingest call (note rows + utterance rows) whose transaction also stores the summaries as
+ * knowledge and the sync's answer, so a page is stored whole or not at all. The clear api_key lives only in this function's
  * memory; it is not logged, stored or returned.
  */
 export type NotesDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
@@ -157,30 +156,14 @@ async function storePage(
         ).map((r) => r.external_id),
   );
 
-  let contentIds: string[] = [];
-  let parentIds: string[] = [];
-  let commentIds: string[] = [];
-  let rowsInserted = 0;
-  let rowsSkipped = 0;
-  if (sources.length > 0) {
-    const request = IngestRequestSchema.safeParse({
-      sources,
-      collection_run_id: `meetingnotes-sync:${sync.id}`,
-      collection_scope: params.folder_id ? `folder:${params.folder_id}` : "notes",
-      coverage_state: page.hasMore || params.cursor ? "bounded" : "exhaustive",
-    });
-    if (!request.success) {
-      throw new MeetingNotesError("malformed", `The ${PROVIDER_NAME} provider answered notes this service cannot store.`);
-    }
-    const ingested = await ingestContent(deps, entity, request.data);
-    contentIds = ingested.content_ids;
-    parentIds = ingested.parent_content_ids;
-    commentIds = ingested.comment_content_ids;
-    rowsInserted = ingested.inserted;
-    rowsSkipped = ingested.skipped_dedup;
-  }
-
-  return deps.db.$transaction(async (tx) => {
+  // The rows, the summaries and the sync's answer are stored in ONE transaction: a failure
+  // anywhere leaves nothing of the page behind.
+  const writePage = async (tx: DbTx, ingested: IngestResponse | null): Promise<SyncResult> => {
+    const contentIds = ingested?.content_ids ?? [];
+    const parentIds = ingested?.parent_content_ids ?? [];
+    const commentIds = ingested?.comment_content_ids ?? [];
+    const rowsInserted = ingested?.inserted ?? 0;
+    const rowsSkipped = ingested?.skipped_dedup ?? 0;
     const notes: ImportedNote[] = [];
     let offset = 0;
     for (const [i, note] of page.notes.entries()) {
@@ -250,5 +233,18 @@ async function storePage(
     });
     if (done.count === 0) throw new Error("note sync ended while it was being stored");
     return result;
+  };
+
+  if (sources.length === 0) return deps.db.$transaction((tx) => writePage(tx, null));
+  const request = IngestRequestSchema.safeParse({
+    sources,
+    collection_run_id: `meetingnotes-sync:${sync.id}`,
+    collection_scope: params.folder_id ? `folder:${params.folder_id}` : "notes",
+    coverage_state: page.hasMore || params.cursor ? "bounded" : "exhaustive",
   });
+  if (!request.success) {
+    throw new MeetingNotesError("malformed", `The ${PROVIDER_NAME} provider answered notes this service cannot store.`);
+  }
+  const { extra } = await ingestContentWith(deps, entity, request.data, writePage);
+  return extra;
 }

@@ -186,3 +186,27 @@ describe("a slow import answers 202 with a next link", () => {
     }
   });
 });
+
+describe("a database failure while storing a page", () => {
+  it("leaves neither the transcript rows nor the summaries behind", async () => {
+    const { token, entityId } = await userWithEntity(h);
+    const poisoned = makeNote(9, { summary: "REJECT-ME: a summary the database refuses" });
+    provider.notes.push(poisoned);
+    await h.deps.db.$executeRawUnsafe(
+      `ALTER TABLE knowledge ADD CONSTRAINT knowledge_reject_marker CHECK (content NOT LIKE '%REJECT-ME%') NOT VALID`,
+    );
+    try {
+      const res = await sync(token, { entity_id: entityId, max_notes: 20 });
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      // Every note of the page was fetched and the rows were written before the summary failed:
+      // the one transaction rolled all of it back.
+      expect(await storedFor(entityId)).toEqual({ content: 0, knowledge: 0 });
+    } finally {
+      await h.deps.db.$executeRawUnsafe("ALTER TABLE knowledge DROP CONSTRAINT knowledge_reject_marker");
+      provider.notes.splice(provider.notes.indexOf(poisoned), 1);
+    }
+    const retry = await sync(token, { entity_id: entityId, max_notes: 20 });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.imported).toBe(provider.notes.length);
+  });
+});
