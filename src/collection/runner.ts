@@ -1,5 +1,4 @@
 import type { Job } from "bullmq";
-import type { CollectionJob } from "../generated/prisma/client.js";
 import type { AppDeps } from "../platform/deps.js";
 import { startAnalysis } from "./analysis.js";
 import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
@@ -30,19 +29,39 @@ export interface CollectionRunResult {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<CollectionJob | "completed"> {
+/** The columns of a claimed job the run needs (read in the claiming statement itself). */
+interface ClaimedJob {
+  id: string;
+  userId: string;
+  entityId: string;
+  objective: string;
+  questions: string[];
+  depth: string;
+  platforms: string[];
+  collectionOnly: boolean;
+  progress: unknown;
+  analysisId: string | null;
+  attempts: number;
+  createdAt: Date;
+}
+
+async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<ClaimedJob | "finished"> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const rows = await deps.db.$queryRaw<{ id: string }[]>`
+    const rows = await deps.db.$queryRaw<ClaimedJob[]>`
       UPDATE collection_jobs
       SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
-      WHERE id = ${jobId}::uuid AND status <> 'completed'
-      RETURNING id`;
-    if (rows[0]) return deps.db.collectionJob.findUniqueOrThrow({ where: { id: jobId } });
+      WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
+      RETURNING id, user_id AS "userId", entity_id AS "entityId", objective, questions, depth, platforms,
+        collection_only AS "collectionOnly", progress, analysis_id AS "analysisId", attempts, created_at AS "createdAt"`;
+    if (rows[0]) return rows[0];
     const existing = await deps.db.collectionJob.findUnique({ where: { id: jobId }, select: { status: true } });
-    if (existing?.status === "completed") return "completed";
-    // The job is enqueued inside the transaction that inserts its row: it can be
-    // delivered a moment before that transaction commits.
+    // A finished job (re-delivered, or re-added by a replayed create) is not run again;
+    // an operator's requeue-job sets it back to queued first.
+    if (existing && existing.status !== "queued" && existing.status !== "running") return "finished";
+    // The row was inserted between the two reads: claim it now.
+    if (existing) continue;
+    // The create enqueues before it inserts the row, so the job can arrive first.
     if (Date.now() >= deadline) throw new Error(`collection job ${jobId} has no row (yet)`);
     await sleep(50);
   }
@@ -54,7 +73,7 @@ export async function runCollectionJob(
   options: CollectionRunOptions & { finalAttempt: boolean },
 ): Promise<CollectionRunResult> {
   const claimed = await claim(deps, jobId, options.rowWaitMs ?? 5000);
-  if (claimed === "completed") return { status: "skipped", analysisId: null };
+  if (claimed === "finished") return { status: "skipped", analysisId: null };
   const row = claimed;
   const fence = row.attempts;
 

@@ -1,24 +1,27 @@
 import { createHash, randomUUID } from "node:crypto";
+import type { Db } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
-import { AppError } from "../platform/errors.js";
+import { AppError, notFound } from "../platform/errors.js";
 import { deriveJobId } from "../platform/queues.js";
-import { entityForUser } from "../workspaces/access.js";
+import { isUuid } from "../workspaces/access.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
 import { type JobProgress, pendingProgress } from "./progress.js";
 import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
 
 /**
- * Creating a collection job: a durable `collection_jobs` row plus a BullMQ job.
+ * Creating a collection job: a BullMQ job plus a durable `collection_jobs` row.
  *
- * The row is inserted and the job enqueued inside one database transaction, and the
- * transaction commits only once the queue has accepted the job: if Redis is down the
- * enqueue throws (503) and the insert is rolled back, so no half-created job is left.
- * The unique (user_id, idempotency_key) constraint decides races: a second create with
- * the same key waits on the first one's uncommitted row, then finds it and replays it
- * (same request) or refuses it (different request, 409).
+ * The queue is written first and the row second. If Redis is down the enqueue throws
+ * (503) before anything is stored, so a refused create never leaves a half-created job:
+ * every row has had its queue entry accepted. The opposite half (a queue entry whose row
+ * insert then failed) is inert: the worker waits briefly for the row and otherwise gives
+ * the entry up. The unique (user_id, idempotency_key) constraint decides concurrent
+ * creates with one key: one insert wins, the others find its row and replay it (same
+ * request) or refuse it (different request, 409).
  *
- * The row id and the BullMQ job id are both derived from the caller and the key, so a
- * create retried after a failed commit points at the queue entry it already made.
+ * The row id and the BullMQ job id are both derived from the caller and the key, so
+ * every create with one key names the same queue entry (BullMQ ignores a second add of
+ * an id it holds) and a retried create finds the entry its first attempt made.
  */
 export type JobRoute = "collection" | "research";
 
@@ -86,15 +89,13 @@ function answer(config: AppDeps["config"], row: JobRow): CreateJobResponse {
   };
 }
 
-const TX_OPTIONS = { maxWait: 10_000, timeout: 15_000 } as const;
-
 export async function createCollectionJob(
   deps: Pick<AppDeps, "db" | "queues" | "config">,
   userId: string,
   input: CreateJobInput,
   route: JobRoute,
 ): Promise<CreateJobResponse> {
-  const entity = await entityForUser(deps.db, userId, input.entity_id);
+  const entity = await visibleEntity(deps.db, userId, input.entity_id);
   const collectionOnly = route === "research" ? false : input.collection_only;
   const requested = [...new Set(input.platforms)];
   const platforms = requested.length > 0 ? requested : defaultPlatforms(entity.platforms);
@@ -104,36 +105,58 @@ export async function createCollectionJob(
   const queueJobId = deriveJobId("collection", userId, key);
   const progress: JobProgress = Object.fromEntries(platforms.map((p) => [p, pendingProgress()]));
 
-  const created = await deps.db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<JobRow[]>`
-      INSERT INTO collection_jobs (
-        id, user_id, entity_id, idempotency_key, request_hash, queue_job_id, route, status,
-        objective, questions, depth, platforms, collection_only, progress, updated_at
-      ) VALUES (
-        ${id}::uuid, ${userId}::uuid, ${entity.id}::uuid, ${key}, ${hash}, ${queueJobId}, ${route}, 'queued',
-        ${input.objective}, ${input.questions}::text[], ${input.depth}, ${platforms}::text[], ${collectionOnly},
-        ${JSON.stringify(progress)}::jsonb, now()
-      )
-      ON CONFLICT (user_id, idempotency_key) DO NOTHING
-      RETURNING id, entity_id, request_hash, status, analysis_id, route`;
-    const row = rows[0];
-    if (!row) return undefined;
-    // Inside the transaction: a refused enqueue rolls the row back.
-    await deps.queues.enqueue("collection.run.v1", { jobId: row.id }, { jobId: queueJobId });
-    return row;
-  }, TX_OPTIONS);
-  if (created) return answer(deps.config, created);
-
+  // 1. The queue first: if Redis refuses, nothing has been written (503).
+  try {
+    await deps.queues.enqueue("collection.run.v1", { jobId: id }, { jobId: queueJobId });
+  } catch (err) {
+    // A replay of a job that exists is answered from Postgres even while Redis is down.
+    const existing = await findByKey(deps.db, userId, key);
+    if (existing) return replay(deps.config, existing, hash);
+    throw err;
+  }
+  // 2. The row; the unique (user_id, idempotency_key) constraint decides concurrent creates.
   const rows = await deps.db.$queryRaw<JobRow[]>`
+    INSERT INTO collection_jobs (
+      id, user_id, entity_id, idempotency_key, request_hash, queue_job_id, route, status,
+      objective, questions, depth, platforms, collection_only, progress, updated_at
+    ) VALUES (
+      ${id}::uuid, ${userId}::uuid, ${entity.id}::uuid, ${key}, ${hash}, ${queueJobId}, ${route}, 'queued',
+      ${input.objective}, ${input.questions}::text[], ${input.depth}, ${platforms}::text[], ${collectionOnly},
+      ${JSON.stringify(progress)}::jsonb, now()
+    )
+    ON CONFLICT (user_id, idempotency_key) DO NOTHING
+    RETURNING id, entity_id, request_hash, status, analysis_id, route`;
+  if (rows[0]) return answer(deps.config, rows[0]);
+
+  const existing = await findByKey(deps.db, userId, key);
+  if (!existing) throw new AppError("conflict", "A concurrent request with this idempotency_key failed; retry the request.");
+  return replay(deps.config, existing, hash);
+}
+
+async function findByKey(db: Db, userId: string, key: string): Promise<JobRow | undefined> {
+  const rows = await db.$queryRaw<JobRow[]>`
     SELECT id, entity_id, request_hash, status, analysis_id, route FROM collection_jobs
     WHERE user_id = ${userId}::uuid AND idempotency_key = ${key}`;
-  const existing = rows[0];
-  if (!existing) throw new AppError("conflict", "A concurrent request with this idempotency_key failed; retry the request.");
+  return rows[0];
+}
+
+function replay(config: AppDeps["config"], existing: JobRow, hash: string): CreateJobResponse {
   if (existing.request_hash !== hash) {
     throw new AppError(
       "idempotency_conflict",
       "This idempotency_key was already used for a different collection job request; send a new idempotency_key.",
     );
   }
-  return answer(deps.config, existing);
+  return answer(config, existing);
+}
+
+/** The entity (id and platforms) if the caller is a member of its workspace; otherwise 404. */
+async function visibleEntity(db: Db, userId: string, entityId: string): Promise<{ id: string; platforms: string[] }> {
+  if (!isUuid(entityId)) throw notFound("Entity");
+  const rows = await db.$queryRaw<{ id: string; platforms: string[] }[]>`
+    SELECT e.id, e.platforms FROM entities e
+    WHERE e.id = ${entityId}::uuid
+      AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid)`;
+  if (!rows[0]) throw notFound("Entity");
+  return rows[0];
 }

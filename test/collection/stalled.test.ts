@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAdminCommand } from "../../src/admin/commands.js";
 import { collectionProcessor } from "../../src/collection/runner.js";
+import { derivedUuid } from "../../src/collection/service.js";
+import { deriveJobId } from "../../src/platform/queues.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { type Fake, hackernewsFake, hnStories } from "./fakes.js";
-import { bearer, createJob, newEntity, pollJob } from "./support.js";
+import { bearer, createJob, newEntity, pollJob, until } from "./support.js";
 
 /** Postgres is the truth: a job whose queue entry vanished shows as stalled and can be re-enqueued. */
 let h: Harness;
@@ -94,5 +96,26 @@ describe("a job whose queue entry vanished", () => {
     expect(await runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).toBe(`collection job ${created.body.job_id} requeued`);
     const again = await pollJob(h, token, created.body.job_id);
     expect(again).toMatchObject({ status: "completed", attempts: 2, errors: [] });
+  });
+
+  it("a queue entry delivered before its row exists waits for the row and then runs it", async () => {
+    const entity = await newEntity(h, token, { name: "Earlyco" });
+    const user = await h.deps.db.user.findFirstOrThrow({ where: { memberships: { some: { workspaceId: entity.workspace_id } } } });
+    const key = "early-delivery-01";
+    const queueJobId = deriveJobId("collection", user.id, key);
+    // What the create does first: the queue entry, under the ids derived from caller and key.
+    await h.deps.queues.enqueue("collection.run.v1", { jobId: derivedUuid("collection-job", user.id, key) }, { jobId: queueJobId });
+    await until(async () => (await h.deps.queues.get("collection").getJobState(queueJobId)) === "active");
+
+    const created = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "Arrives late",
+      platforms: ["twitter"],
+      idempotency_key: key,
+      collection_only: true,
+    });
+    expect(created.status).toBe(200);
+    const done = await pollJob(h, token, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", attempts: 1, coverage: { twitter: "blocked" } });
   });
 });

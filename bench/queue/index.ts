@@ -1,0 +1,245 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { Queue, Worker } from "bullmq";
+import { SignJWT } from "jose";
+import pg from "pg";
+import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
+import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
+import { createRedis } from "../../src/platform/redis.js";
+
+/**
+ * Job throughput, in one run on a fresh migrated database:
+ * 1. raw BullMQ: `addBulk` N jobs, then a no-op Worker drains them;
+ * 2. HTTP create only: autocannon POSTs collection jobs (validation, auth, tenancy check,
+ *    row insert + enqueue in one transaction) to the real web process, no worker running;
+ * 3. processing only: the real worker process (no-op collector) drains those jobs to
+ *    `completed` (claim, fenced progress, coverage record, completion);
+ * 4. end to end: web and worker together, create through HTTP → completion.
+ *
+ * The HTTP load comes from `--users` callers (bearer tokens of distinct users, all
+ * members of the entity's workspace), as many agents would send it.
+ *
+ *   npx tsx bench/queue/index.ts [--jobs 5000] [--connections 64] [--users 32] [--raw-jobs 20000] [--worker-concurrency 32]
+ */
+const { values: args } = parseArgs({
+  options: {
+    jobs: { type: "string", default: "5000" },
+    connections: { type: "string", default: "64" },
+    "raw-jobs": { type: "string", default: "20000" },
+    "worker-concurrency": { type: "string", default: "32" },
+    users: { type: "string", default: "32" },
+    "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
+    "redis-url": { type: "string", default: "redis://127.0.0.1:6379" },
+  },
+});
+const jobs = Number(args.jobs);
+const connections = Number(args.connections);
+const rawJobs = Number(args["raw-jobs"]);
+const workerConcurrency = Number(args["worker-concurrency"]);
+const users = Number(args.users);
+const redisUrl = args["redis-url"] as string;
+
+const SECRET = "bench-queue-secret-0123456789";
+const stamp = randomBytes(4).toString("hex");
+const prefix = `bench-q-${stamp}`;
+const dbName = `res_bench_queue_${stamp}`;
+const serverUrl = args["database-url"] as string;
+const databaseUrl = withDatabase(serverUrl, dbName);
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const children: ChildProcess[] = [];
+
+const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+const fmt = (n: number) => n.toLocaleString("en-US");
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function spawn(script: string, env: Record<string, string>): ChildProcess {
+  const child = fork(script, [], { cwd: root, env: { ...process.env, ...env }, execArgv: ["--import", "tsx"], stdio: "inherit" });
+  children.push(child);
+  return child;
+}
+
+async function stop(child: ChildProcess) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  if (child.exitCode === null) child.kill("SIGKILL");
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    for (const child of children) child.kill("SIGKILL");
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------- setup
+await onServer(serverUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
+await migrate(databaseUrl, MIGRATIONS_DIR);
+const db = new pg.Client({ connectionString: databaseUrl });
+await db.connect();
+const {
+  rows: [workspace],
+} = await db.query<{ id: string }>("INSERT INTO workspaces (id, name) VALUES (gen_random_uuid(), 'bench') RETURNING id");
+const {
+  rows: [entity],
+} = await db.query<{ id: string }>(
+  "INSERT INTO entities (id, workspace_id, name, platforms, updated_at) VALUES (gen_random_uuid(), $1, 'Benchco', '{web}', now()) RETURNING id",
+  [workspace?.id],
+);
+const tokens: string[] = [];
+for (let i = 0; i < users; i++) {
+  const sub = `bench-queue-user-${i}`;
+  const {
+    rows: [user],
+  } = await db.query<{ id: string }>("INSERT INTO users (id, sub) VALUES (gen_random_uuid(), $1) RETURNING id", [sub]);
+  await db.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'member')", [workspace?.id, user?.id]);
+  tokens.push(
+    `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("2h").sign(new TextEncoder().encode(SECRET))}`,
+  );
+}
+const count = async (where: string) =>
+  Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM collection_jobs ${where}`)).rows[0]?.n ?? 0);
+
+const env = {
+  NODE_ENV: "production",
+  DATABASE_URL: databaseUrl,
+  DATABASE_POOL_SIZE: "20",
+  REDIS_URL: redisUrl,
+  REDIS_PREFIX: prefix,
+  AUTH_JWT_SECRET: SECRET,
+  LOG_LEVEL: "warn",
+  RATE_LIMIT_PER_MINUTE: "0",
+  BENCH_WORKER_CONCURRENCY: String(workerConcurrency),
+};
+const redis = createRedis(redisUrl, "worker", "bench");
+
+try {
+  console.log(
+    `queue benchmark: ${fmt(jobs)} HTTP jobs × 2 phases, ${connections} connections, ${users} callers; ${fmt(rawJobs)} raw BullMQ jobs`,
+  );
+
+  // ---------------------------------------------------------------- 1. raw BullMQ
+  {
+    const queue = new Queue("bench-raw", { connection: redis, prefix });
+    const payloads = Array.from({ length: rawJobs }, (_, i) => ({ name: "noop", data: { jobId: `${i}` } }));
+    const t0 = performance.now();
+    for (let i = 0; i < payloads.length; i += 1000) await queue.addBulk(payloads.slice(i, i + 1000));
+    const addMs = performance.now() - t0;
+    let done = 0;
+    const finished = new Promise<void>((resolve) => {
+      const worker = new Worker("bench-raw", async () => undefined, {
+        connection: createRedis(redisUrl, "worker", "bench-raw"),
+        prefix,
+        concurrency: workerConcurrency,
+      });
+      worker.on("completed", () => {
+        done++;
+        if (done === rawJobs) void worker.close().then(() => resolve());
+      });
+    });
+    const t1 = performance.now();
+    await finished;
+    const processMs = performance.now() - t1;
+    console.log(`raw BullMQ   addBulk: ${fmt(rate(rawJobs, addMs))} jobs/s (${Math.round(addMs)} ms)`);
+    console.log(
+      `raw BullMQ   process (no-op, concurrency ${workerConcurrency}): ${fmt(rate(rawJobs, processMs))} jobs/s (${Math.round(processMs)} ms)`,
+    );
+    await queue.obliterate({ force: true });
+    await queue.close();
+  }
+
+  // ---------------------------------------------------------------- web process
+  const port = await freePort();
+  spawn("src/server.ts", { ...env, PORT: String(port), HOST: "127.0.0.1" });
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${base}/agent/v1/health`).catch(() => undefined))?.ok === true, 30_000, "the web process");
+
+  let sent = 0;
+  const create = (amount: number, label: string) =>
+    autocannon({
+      url: `${base}/agent/v1/ingest/collection/jobs`,
+      connections,
+      amount,
+      requests: [
+        {
+          method: "POST",
+          setupRequest: (req) => {
+            const n = sent++;
+            return {
+              ...req,
+              headers: { "content-type": "application/json", authorization: tokens[n % tokens.length] as string },
+              body: JSON.stringify({
+                entity_id: entity?.id,
+                objective: "Benchmark the job platform",
+                platforms: ["web"],
+                collection_only: true,
+                idempotency_key: `${label}-${n}`,
+              }),
+            };
+          },
+        },
+      ],
+    });
+
+  // Warm up the web process (JIT, connection pools), then measure.
+  await create(500, "warm");
+  const warmed = await count("");
+
+  // ---------------------------------------------------------------- 2. HTTP create only
+  const created = await create(jobs, "create");
+  const createdRows = (await count("")) - warmed;
+  const ok = created["2xx"];
+  console.log(
+    `HTTP create  ${fmt(Math.round(created.requests.average))} req/s average, ${fmt(rate(ok, created.duration * 1000))} jobs/s overall ` +
+      `(${fmt(ok)} × 200, ${created.non2xx} non-2xx, ${created.errors} errors; latency p50 ${created.latency.p50} ms, p99 ${created.latency.p99} ms; ${fmt(createdRows)} rows)`,
+  );
+
+  // ---------------------------------------------------------------- 3. processing only
+  const worker = spawn("bench/queue/worker.ts", env);
+  const total = await count("");
+  const t2 = performance.now();
+  await waitFor(async () => (await count("WHERE status = 'completed'")) === total, 600_000, "the worker to drain");
+  const drainMs = performance.now() - t2;
+  console.log(`worker       drained ${fmt(total)} jobs to completed: ${fmt(rate(total, drainMs))} jobs/s (includes worker start-up)`);
+
+  // ---------------------------------------------------------------- 4. end to end
+  const before = await count("");
+  const t3 = performance.now();
+  const e2e = await create(jobs, "e2e");
+  const createMs = performance.now() - t3;
+  await waitFor(async () => (await count("WHERE status = 'completed'")) === before + e2e["2xx"], 600_000, "end-to-end completion");
+  const e2eMs = performance.now() - t3;
+  console.log(
+    `end to end   created ${fmt(rate(e2e["2xx"], createMs))} jobs/s through HTTP while the worker ran; ` +
+      `create → completed ${fmt(rate(e2e["2xx"], e2eMs))} jobs/s (${fmt(e2e["2xx"])} jobs in ${Math.round(e2eMs)} ms; ${e2e.non2xx} non-2xx)`,
+  );
+  await stop(worker);
+} finally {
+  await Promise.all(children.map(stop));
+  await db.end();
+  const keys = await redis.keys(`${prefix}:*`);
+  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+  redis.disconnect();
+  await dropDatabase(serverUrl, dbName);
+}
