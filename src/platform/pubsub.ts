@@ -65,8 +65,10 @@ export class PubSub {
       if (current.listeners.size === 0 && this.channels.get(channel) === current) {
         this.channels.delete(channel);
         // Commands on one connection run in order, so a later SUBSCRIBE of the same
-        // channel is applied after this UNSUBSCRIBE.
-        await this.connection?.unsubscribe(channel).catch(() => undefined);
+        // channel is applied after this UNSUBSCRIBE. Not awaited: while Redis is down the
+        // command waits in the offline queue, and a caller (a request answering 503)
+        // must not wait with it.
+        void this.connection?.unsubscribe(channel).catch(() => undefined);
       }
     };
     let timer: NodeJS.Timeout | undefined;
