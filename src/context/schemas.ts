@@ -45,8 +45,8 @@ export const SavedPage = z.object({
 export type SavedPage = z.infer<typeof SavedPage>;
 
 export const RecallQuery = z.object({
-  query: z.string().trim().min(1).max(RECALL_QUERY_MAX),
-  limit: withDefault(queryInt(1, 20), RECALL_LIMIT_DEFAULT),
+  query: z.string().trim().min(1).max(RECALL_QUERY_MAX).describe("Plain words, or web-search syntax (quoted phrases, `or`, `-word`)"),
+  limit: withDefault(queryInt(1, 20), RECALL_LIMIT_DEFAULT).describe("Integer 1–20, default 10"),
   project_id: optional(z.uuid()),
 });
 export type RecallInput = z.output<typeof RecallQuery>;
