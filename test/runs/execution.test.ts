@@ -41,7 +41,7 @@ async function approveAndRun(ctx: Awaited<ReturnType<typeof onboardCompany>>, so
   return { quote: quote.body, run: finished };
 }
 
-describe("workflow run execution and settlement", () => {
+describe("workflow run execution and settlement", { timeout: 90_000 }, () => {
   it("refresh: collects, analyses, and charges the actual cost within the approved maximum", async () => {
     const ctx = await onboardCompany(h, { platforms: ["hackernews"], credits: 1000 });
     const { quote, run } = await approveAndRun(ctx, "refresh");
