@@ -105,6 +105,13 @@ export interface TcpProxy {
   cut: () => void;
   /** Accepts connections again. */
   restore: () => void;
+  /**
+   * Cuts everything at a precise moment: once a client has sent bytes matching `client`
+   * (e.g. an INSERT) and the server's reply on that same connection matches `server`
+   * (its command-complete tag), before that reply reaches the client. The statement has
+   * run inside its transaction; the commit never comes. Resolves when the cut happened.
+   */
+  cutAfter: (client: RegExp, server: RegExp) => Promise<void>;
   /** Connections currently open through the proxy. */
   readonly open: number;
   close: () => Promise<void>;
@@ -112,15 +119,24 @@ export interface TcpProxy {
 
 /** A TCP proxy on a free port forwarding to `target`; `cut()` drops every connection. */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
-  const pairs = new Set<[Socket, Socket]>();
+  const pairs = new Set<{ client: Socket; upstream: Socket; armed: boolean }>();
   let isCut = false;
+  let trigger: { client: RegExp; server: RegExp; fired: () => void } | undefined;
+  const cut = () => {
+    isCut = true;
+    for (const pair of [...pairs]) {
+      pair.client.destroy();
+      pair.upstream.destroy();
+    }
+    pairs.clear();
+  };
   const server = createServer((client) => {
     if (isCut) {
       client.destroy();
       return;
     }
     const upstream = connect(target);
-    const pair: [Socket, Socket] = [client, upstream];
+    const pair = { client, upstream, armed: false };
     pairs.add(pair);
     const drop = () => {
       pairs.delete(pair);
@@ -129,34 +145,39 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     };
     client.on("error", drop).on("close", drop);
     upstream.on("error", drop).on("close", drop);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    client.on("data", (chunk: Buffer) => {
+      if (trigger && trigger.client.test(chunk.toString("latin1"))) pair.armed = true;
+      upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => {
+      if (trigger && pair.armed && trigger.server.test(chunk.toString("latin1"))) {
+        const fired = trigger.fired;
+        trigger = undefined;
+        cut();
+        fired();
+        return;
+      }
+      client.write(chunk);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
   return {
     port,
-    cut: () => {
-      isCut = true;
-      for (const [a, b] of [...pairs]) {
-        a.destroy();
-        b.destroy();
-      }
-      pairs.clear();
-    },
+    cut,
     restore: () => {
       isCut = false;
     },
+    cutAfter: (client, serverReply) =>
+      new Promise<void>((resolve) => {
+        trigger = { client, server: serverReply, fired: resolve };
+      }),
     get open() {
       return pairs.size;
     },
     close: () =>
       new Promise<void>((resolve) => {
-        isCut = true;
-        for (const [a, b] of [...pairs]) {
-          a.destroy();
-          b.destroy();
-        }
+        cut();
         server.close(() => resolve());
       }),
   };
