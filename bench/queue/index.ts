@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
+import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
@@ -136,7 +137,10 @@ const redis = createRedis(redisUrl, "worker", "bench");
 
 try {
   console.log(
-    `queue benchmark: ${fmt(jobs)} HTTP jobs × 2 phases, ${connections} connections, ${users} callers; ${fmt(rawJobs)} raw BullMQ jobs`,
+    `queue benchmark: ${fmt(jobs)} HTTP jobs × 2 phases, ${connections} connections, ${users} callers; ${fmt(rawJobs)} raw BullMQ jobs; ` +
+      `${cpus().length} CPUs, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")} at start`,
   );
 
   // ---------------------------------------------------------------- 1. raw BullMQ
@@ -235,6 +239,11 @@ try {
       `create → completed ${fmt(rate(e2e["2xx"], e2eMs))} jobs/s (${fmt(e2e["2xx"])} jobs in ${Math.round(e2eMs)} ms; ${e2e.non2xx} non-2xx)`,
   );
   await stop(worker);
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} at end`,
+  );
 } finally {
   await Promise.all(children.map(stop));
   await db.end();

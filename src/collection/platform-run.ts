@@ -118,7 +118,7 @@ export async function runPlatform(
     while (p.pages < maxPages) {
       const page = await collector.fetchPage(input, p.cursor);
       // A run that lost the job must not store on behalf of the run that took over.
-      await assertFence(deps.db, job.id, job.fence);
+      if (page.sources.length > 0) await assertFence(deps.db, job.id, job.fence);
       const stats = await storePage(deps, entity, job, page.sources);
       const found = page.sources.reduce((n, s) => n + 1 + s.comments.length, 0);
       p.pages += 1;
