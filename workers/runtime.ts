@@ -54,8 +54,8 @@ export function startWorkers(
         prefix: deps.config.REDIS_PREFIX,
         concurrency: options.concurrency ?? deps.config.WORKER_CONCURRENCY,
         // A worker that dies mid-job loses its lock; the job is retried after this long.
-        lockDuration: options.lockDuration ?? 30_000,
-        stalledInterval: options.stalledInterval ?? 15_000,
+        lockDuration: options.lockDuration ?? deps.config.WORKER_LOCK_DURATION_MS,
+        stalledInterval: options.stalledInterval ?? deps.config.WORKER_STALLED_INTERVAL_MS,
         // Finished-job counts per minute, kept a week; served at /metrics by the web process.
         metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
       },

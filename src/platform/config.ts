@@ -33,6 +33,10 @@ export const EnvironmentSchema = z
     BODY_LIMIT: z.string().default("10mb"),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+    // A worker that dies mid-job stops renewing the job's lock; after the lock lapses the
+    // next stalled-job check (every WORKER_STALLED_INTERVAL_MS) hands the job to another worker.
+    WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+    WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
     SECRETS_KEY: z.string().min(16, "must be at least 16 characters").optional(),
     MEETINGNOTES_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
     NOTES_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(30000).default(5000),
