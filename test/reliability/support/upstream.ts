@@ -3,8 +3,9 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A local Hacker News search API (Algolia's format) for collection jobs, that can hold
- * its answers: while held, every search request waits (a job is "running" at the
- * upstream for as long as the test wants); `release()` answers them all.
+ * its answers: while held, every search request for a page at or after `holdFrom`
+ * waits (a job is "running" at the upstream for as long as the test wants);
+ * `release()` answers them all. Each query has `pages` pages of `storiesPerPage` stories.
  */
 export interface HackerNewsFake {
   /** The base URL to configure as HACKERNEWS_API_URL. */
@@ -12,13 +13,14 @@ export interface HackerNewsFake {
   searches: number;
   /** Requests waiting for `release()`. */
   readonly held: number;
-  hold: () => void;
+  hold: (fromPage?: number) => void;
   release: () => void;
   close: () => Promise<void>;
 }
 
-export async function startHackerNews(storiesPerQuery: number): Promise<HackerNewsFake> {
+export async function startHackerNews(storiesPerPage: number, pages = 1): Promise<HackerNewsFake> {
   let holding = false;
+  let holdFrom = 0;
   let waiting: (() => void)[] = [];
   const state = { searches: 0 };
   const answer = (req: IncomingMessage, res: ServerResponse) => {
@@ -29,8 +31,10 @@ export async function startHackerNews(storiesPerQuery: number): Promise<HackerNe
       return;
     }
     const query = url.searchParams.get("query") ?? "";
+    const page = Number(url.searchParams.get("page") ?? 0);
     const slug = query.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 40);
-    const hits = Array.from({ length: storiesPerQuery }, (_, i) => {
+    const hits = Array.from({ length: page < pages ? storiesPerPage : 0 }, (_, n) => {
+      const i = page * storiesPerPage + n;
       const at = new Date(Date.now() - (i + 1) * 3_600_000);
       return {
         objectID: `${slug}-${i}`,
@@ -45,12 +49,13 @@ export async function startHackerNews(storiesPerQuery: number): Promise<HackerNe
       };
     });
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ hits, nbHits: hits.length, page: 0, nbPages: 1, hitsPerPage: hits.length, query }));
+    res.end(JSON.stringify({ hits, nbHits: storiesPerPage * pages, page, nbPages: pages, hitsPerPage: storiesPerPage, query }));
   };
   const server = createServer((req, res) => {
     req.resume();
     state.searches++;
-    if (holding) waiting.push(() => answer(req, res));
+    const page = Number(new URL(req.url ?? "/", "http://x").searchParams.get("page") ?? 0);
+    if (holding && page >= holdFrom) waiting.push(() => answer(req, res));
     else answer(req, res);
   });
   server.keepAliveTimeout = 1;
@@ -63,8 +68,9 @@ export async function startHackerNews(storiesPerQuery: number): Promise<HackerNe
     get held() {
       return waiting.length;
     },
-    hold: () => {
+    hold: (fromPage = 0) => {
       holding = true;
+      holdFrom = fromPage;
     },
     release: () => {
       holding = false;

@@ -1,0 +1,138 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../helpers/harness.js";
+import { until } from "./support/processes.js";
+import { type HackerNewsFake, startHackerNews } from "./support/upstream.js";
+
+/**
+ * A worker process killed mid-job. The worker runs as a real child process (the
+ * `worker` entry of the Procfile, with the service's environment); it stores the first
+ * page of a collection job, then waits on the upstream for the second. It is killed
+ * with SIGKILL (no shutdown, no lock release). A second worker process picks the job
+ * up once its lock lapses (BullMQ's stalled-job check), resumes from the stored cursor
+ * and completes it: the job completes once, every story is stored exactly once.
+ */
+const PER_PAGE = 4;
+const PAGES = 2;
+const root = path.resolve(import.meta.dirname, "../..");
+
+let h: Harness;
+let hn: HackerNewsFake;
+const children: ChildProcess[] = [];
+const output: string[] = [];
+
+beforeAll(async () => {
+  hn = await startHackerNews(PER_PAGE, PAGES);
+  h = await createHarness({
+    HACKERNEWS_API_URL: hn.url,
+    COLLECTOR_ALLOW_PRIVATE_URLS: "true",
+    COLLECTOR_RETRIES: "0",
+    COLLECTOR_MAX_PAGES: String(PAGES),
+    COLLECTOR_PAGE_SIZE: String(PER_PAGE),
+    COLLECTOR_REQUESTS_PER_SECOND: "1000",
+    WORKER_LOCK_DURATION_MS: "1500",
+    WORKER_STALLED_INTERVAL_MS: "1000",
+    WORKER_CONCURRENCY: "2",
+    LOG_LEVEL: "info",
+  });
+});
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  await h?.close();
+  await hn?.close();
+});
+
+/**
+ * Starts the worker entry (`workers/index.ts`) as one child process with the harness's
+ * environment. Node loads TypeScript through tsx's loader (`--import tsx`) rather than
+ * the `tsx` command, which runs the script in a grandchild that a SIGKILL of the command
+ * would not reach.
+ */
+function startWorkerProcess(): ChildProcess {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
+  for (const [name, value] of Object.entries(h.config)) if (value !== undefined) env[name] = String(value);
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "workers/index.ts")], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (c: Buffer) => output.push(String(c)));
+  child.stderr?.on("data", (c: Buffer) => output.push(String(c)));
+  children.push(child);
+  return child;
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once("exit", () => resolve());
+  });
+
+describe("a worker process killed mid-job", () => {
+  it("has its job retried by another worker process, completed once, without duplicate rows", async () => {
+    const token = await h.token();
+    const auth = { Authorization: `Bearer ${token}` };
+    const entity = await h.http
+      .post("/api/entities")
+      .set(auth)
+      .send({ name: "Crashco", keywords: ["crashco"], platforms: ["hackernews"] });
+    expect(entity.status).toBe(201);
+    const created = await h.http
+      .post("/agent/v1/ingest/collection/jobs")
+      .set(auth)
+      .send({
+        entity_id: entity.body.id,
+        objective: "What do people say about Crashco?",
+        collection_only: true,
+        idempotency_key: `crash-${randomUUID()}`,
+      });
+    expect(created.status).toBe(200);
+    const jobId = created.body.job_id as string;
+    const rows = () => h.deps.db.content.count({ where: { entityId: entity.body.id } });
+
+    // Worker one stores page 0, then waits on page 1, which the upstream holds.
+    hn.hold(1);
+    const first = startWorkerProcess();
+    await until("page 0 stored and page 1 requested", async () => hn.held >= 1 && (await rows()) === PER_PAGE, 30_000);
+    const during = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: jobId } });
+    expect(during).toMatchObject({ status: "running", attempts: 1 });
+
+    first.kill("SIGKILL");
+    await exited(first);
+    expect(first.signalCode).toBe("SIGKILL");
+    hn.release();
+
+    // Worker two finds the job stalled once its lock lapses, and completes it.
+    const second = startWorkerProcess();
+    const done = await until(
+      "the job completed by the second worker",
+      async () => {
+        const row = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: jobId } });
+        return row.status === "completed" || row.status === "failed" ? row : undefined;
+      },
+      45_000,
+    );
+    expect(done.status, `${done.error}\n${output.join("").slice(-3000)}`).toBe("completed");
+    // Two claims: the killed run and the one that completed.
+    expect(done.attempts, `${JSON.stringify(done.progress)}\n${output.join("").slice(-4000)}`).toBe(2);
+    // Every story exactly once: page 0 from the first run is not stored again.
+    expect(await rows()).toBe(PER_PAGE * PAGES);
+    const duplicates = await h.deps.db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (
+        SELECT external_id FROM content_store WHERE entity_id = ${entity.body.id}::uuid GROUP BY external_id HAVING count(*) > 1
+      ) d`;
+    expect(duplicates[0]?.n).toBe(0);
+
+    // The queue agrees: the job is completed, not waiting to run a third time.
+    const queueJob = await h.deps.queues.get("collection").getJob(done.queueJobId);
+    expect(await queueJob?.getState()).toBe("completed");
+    const status = await h.http.get(`/agent/v1/ingest/collection/jobs/${jobId}`).set(auth);
+    expect(status.body).toMatchObject({ status: "completed", counts: { stored: PER_PAGE * PAGES } });
+
+    second.kill("SIGTERM");
+    await exited(second);
+    expect(second.exitCode).toBe(0);
+  }, 90_000);
+});
