@@ -16,7 +16,7 @@ import { createRedis } from "../../src/platform/redis.js";
  * Job throughput, in one run on a fresh migrated database:
  * 1. raw BullMQ: `addBulk` N jobs, then a no-op Worker drains them;
  * 2. HTTP create only: autocannon POSTs collection jobs (validation, auth, tenancy check,
- *    row insert + enqueue in one transaction) to the real web process, no worker running;
+ *    enqueue, then the row insert) to the real web process, no worker running;
  * 3. processing only: the real worker process (no-op collector) drains those jobs to
  *    `completed` (claim, fenced progress, coverage record, completion);
  * 4. end to end: web and worker together, create through HTTP → completion.
@@ -24,7 +24,10 @@ import { createRedis } from "../../src/platform/redis.js";
  * The HTTP load comes from `--users` callers (bearer tokens of distinct users, all
  * members of the entity's workspace), as many agents would send it.
  *
- *   npx tsx bench/queue/index.ts [--jobs 5000] [--connections 64] [--users 32] [--raw-jobs 20000] [--worker-concurrency 32]
+ * `--web N` runs N web processes (as a horizontally scaled web tier would), each loaded by
+ * its own autocannon instance with its share of the connections and jobs.
+ *
+ *   npx tsx bench/queue/index.ts [--jobs 5000] [--connections 64] [--users 32] [--web 1] [--raw-jobs 20000] [--worker-concurrency 32]
  */
 const { values: args } = parseArgs({
   options: {
@@ -33,6 +36,7 @@ const { values: args } = parseArgs({
     "raw-jobs": { type: "string", default: "20000" },
     "worker-concurrency": { type: "string", default: "32" },
     users: { type: "string", default: "32" },
+    web: { type: "string", default: "1" },
     "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
     "redis-url": { type: "string", default: "redis://127.0.0.1:6379" },
   },
@@ -42,6 +46,7 @@ const connections = Number(args.connections);
 const rawJobs = Number(args["raw-jobs"]);
 const workerConcurrency = Number(args["worker-concurrency"]);
 const users = Number(args.users);
+const webProcesses = Number(args.web);
 const redisUrl = args["redis-url"] as string;
 
 const SECRET = "bench-queue-secret-0123456789";
@@ -173,17 +178,22 @@ try {
     await queue.close();
   }
 
-  // ---------------------------------------------------------------- web process
-  const port = await freePort();
-  spawn("src/server.ts", { ...env, PORT: String(port), HOST: "127.0.0.1" });
-  const base = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${base}/agent/v1/health`).catch(() => undefined))?.ok === true, 30_000, "the web process");
+  // ---------------------------------------------------------------- web processes
+  const bases: string[] = [];
+  for (let i = 0; i < webProcesses; i++) {
+    const port = await freePort();
+    spawn("src/server.ts", { ...env, PORT: String(port), HOST: "127.0.0.1" });
+    bases.push(`http://127.0.0.1:${port}`);
+  }
+  for (const base of bases) {
+    await waitFor(async () => (await fetch(`${base}/agent/v1/health`).catch(() => undefined))?.ok === true, 30_000, "the web process");
+  }
 
   let sent = 0;
-  const create = (amount: number, label: string) =>
+  const load = (base: string, amount: number, conns: number, label: string) =>
     autocannon({
       url: `${base}/agent/v1/ingest/collection/jobs`,
-      connections,
+      connections: conns,
       amount,
       requests: [
         {
@@ -205,18 +215,34 @@ try {
         },
       ],
     });
+  /** Sends `amount` creates spread over the web processes; latency percentiles are the worst instance's. */
+  const create = async (amount: number, label: string) => {
+    const t0 = performance.now();
+    const results = await Promise.all(
+      bases.map((base, i) =>
+        load(base, Math.floor(amount / bases.length) + (i < amount % bases.length ? 1 : 0), Math.ceil(connections / bases.length), label),
+      ),
+    );
+    return {
+      ms: performance.now() - t0,
+      ok: results.reduce((n, r) => n + r["2xx"], 0),
+      non2xx: results.reduce((n, r) => n + r.non2xx, 0),
+      errors: results.reduce((n, r) => n + r.errors, 0),
+      p50: Math.max(...results.map((r) => r.latency.p50)),
+      p99: Math.max(...results.map((r) => r.latency.p99)),
+    };
+  };
 
-  // Warm up the web process (JIT, connection pools), then measure.
-  await create(500, "warm");
+  // Warm up the web processes (JIT, connection pools), then measure.
+  await create(500 * bases.length, "warm");
   const warmed = await count("");
 
   // ---------------------------------------------------------------- 2. HTTP create only
   const created = await create(jobs, "create");
   const createdRows = (await count("")) - warmed;
-  const ok = created["2xx"];
   console.log(
-    `HTTP create  ${fmt(Math.round(created.requests.average))} req/s average, ${fmt(rate(ok, created.duration * 1000))} jobs/s overall ` +
-      `(${fmt(ok)} × 200, ${created.non2xx} non-2xx, ${created.errors} errors; latency p50 ${created.latency.p50} ms, p99 ${created.latency.p99} ms; ${fmt(createdRows)} rows)`,
+    `HTTP create  ${fmt(rate(created.ok, created.ms))} jobs/s through HTTP, ${webProcesses} web process(es) ` +
+      `(${fmt(created.ok)} × 200, ${created.non2xx} non-2xx, ${created.errors} errors; latency p50 ${created.p50} ms, p99 ${created.p99} ms; ${fmt(createdRows)} rows)`,
   );
 
   // ---------------------------------------------------------------- 3. processing only
@@ -232,11 +258,11 @@ try {
   const t3 = performance.now();
   const e2e = await create(jobs, "e2e");
   const createMs = performance.now() - t3;
-  await waitFor(async () => (await count("WHERE status = 'completed'")) === before + e2e["2xx"], 600_000, "end-to-end completion");
+  await waitFor(async () => (await count("WHERE status = 'completed'")) === before + e2e.ok, 600_000, "end-to-end completion");
   const e2eMs = performance.now() - t3;
   console.log(
-    `end to end   created ${fmt(rate(e2e["2xx"], createMs))} jobs/s through HTTP while the worker ran; ` +
-      `create → completed ${fmt(rate(e2e["2xx"], e2eMs))} jobs/s (${fmt(e2e["2xx"])} jobs in ${Math.round(e2eMs)} ms; ${e2e.non2xx} non-2xx)`,
+    `end to end   created ${fmt(rate(e2e.ok, createMs))} jobs/s through HTTP while the worker ran; ` +
+      `create → completed ${fmt(rate(e2e.ok, e2eMs))} jobs/s (${fmt(e2e.ok)} jobs in ${Math.round(e2eMs)} ms; ${e2e.non2xx} non-2xx)`,
   );
   await stop(worker);
   console.log(

@@ -29,6 +29,8 @@ beforeAll(async () => {
         return { status: 404, body: { error: "not found" } };
       case "/redirect":
         return { status: 302, headers: { location: `${base}/ok` }, body: "" };
+      case "/huge":
+        return { status: 200, body: "x".repeat(200_000) };
       case "/not-json":
         return { status: 200, body: "<html>oops</html>" };
       default:
@@ -83,6 +85,14 @@ describe("collector HTTP client", () => {
   it("follows redirects and refuses a body that is not JSON", async () => {
     expect((await client().getJson<{ ok: boolean }>(`${fake.url}/redirect`)).body.ok).toBe(true);
     await expect(client().getJson(`${fake.url}/not-json`)).rejects.toMatchObject({ kind: "permanent" });
+  });
+
+  it("refuses an answer larger than its byte limit", async () => {
+    await expect(client({ maxBytes: 100_000 }).getText(`${fake.url}/huge`)).rejects.toMatchObject({
+      kind: "permanent",
+      message: /larger than 100000 bytes/,
+    });
+    expect((await client().getText(`${fake.url}/huge`)).body).toHaveLength(200_000);
   });
 
   it("refuses loopback and private addresses for user-supplied URLs", async () => {

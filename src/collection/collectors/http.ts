@@ -34,6 +34,8 @@ export interface HttpClientOptions {
   headers?: Record<string, string>;
   /** When false, URLs that resolve to loopback, private or link-local addresses are refused. */
   allowPrivateUrls?: boolean;
+  /** Largest answer body read (default 5 MiB); a longer one is refused as permanent. */
+  maxBytes?: number;
 }
 
 export interface HttpAnswer<T> {
@@ -109,9 +111,31 @@ async function assertPublicUrl(url: URL): Promise<void> {
   }
 }
 
+/** The body as text, refusing (without reading on) one longer than `maxBytes`. */
+async function readBody(res: Response, maxBytes: number): Promise<string> {
+  const declared = Number(res.headers.get("content-length") ?? 0);
+  if (declared > maxBytes) {
+    await res.body?.cancel();
+    throw new UpstreamError(`the answer is larger than ${maxBytes} bytes`, "permanent", res.status);
+  }
+  if (!res.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await res.body.cancel().catch(() => undefined);
+      throw new UpstreamError(`the answer is larger than ${maxBytes} bytes`, "permanent", res.status);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const minIntervalMs = 1000 / options.requestsPerSecond;
   const baseDelayMs = options.baseDelayMs ?? 500;
+  const maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
   let nextSlot = 0;
   let requests = 0;
 
@@ -194,7 +218,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     },
     async getJson<T>(url: string, headers: Record<string, string> = {}) {
       const res = await request(url, { accept: "application/json", ...headers });
-      const text = await res.text();
+      const text = await readBody(res, maxBytes);
       try {
         return { body: JSON.parse(text) as T, status: res.status, headers: res.headers, url: res.url || url };
       } catch {
@@ -203,7 +227,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     },
     async getText(url: string, headers: Record<string, string> = {}) {
       const res = await request(url, headers);
-      return { body: await res.text(), status: res.status, headers: res.headers, url: res.url || url };
+      return { body: await readBody(res, maxBytes), status: res.status, headers: res.headers, url: res.url || url };
     },
   };
 }
