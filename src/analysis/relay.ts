@@ -51,7 +51,11 @@ export async function relayAnalysis(deps: AppDeps, res: Response, analysisId: st
   };
   const catchUp = async (beforeSeq?: number) => {
     if (done) return;
-    for (const event of await eventsAfter(deps.db, analysisId, last, beforeSeq)) write(event);
+    for (const event of await eventsAfter(deps.db, analysisId, last, beforeSeq)) {
+      write(event);
+      // A long replay goes at the client's pace; a client that stops reading is dropped by the stream.
+      if (sse?.backlogged) await sse.drained();
+    }
   };
   const deliver = async (event: StoredEvent) => {
     if (done || event.seq <= last) return;
