@@ -65,13 +65,15 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
       }
       const enrichedAt = new Date();
       for (const [index, row] of todo.entries()) {
-        await tx.content.update({
-          where: { id: row.id },
+        // Conditional, so a concurrent run of the same ids (a re-delivered job) writes nothing twice.
+        const updated = await tx.content.updateMany({
+          where: { id: row.id, OR: [{ enrichedAt: null }, { embeddingModel: null }, { embeddingModel: { not: embedder.model } }] },
           data: { embedding: vectors[index] ?? [], embeddingModel: embedder.model, enrichedAt },
         });
+        if (updated.count === 1) result.enriched++;
+        else result.alreadyEnriched++;
       }
     });
-    result.enriched += todo.length;
   }
   return result;
 }

@@ -88,6 +88,12 @@ describe("enrichment.content.v1", () => {
   });
 
   it("is idempotent: running the same rows again changes nothing", async () => {
+    // Ingest queued its own job for the same rows; let every queued job finish first.
+    const queue = h.deps.queues.get("enrichment");
+    await waitFor(async () => {
+      const counts = await queue.getJobCounts("active", "waiting", "delayed", "prioritized");
+      return Object.values(counts).every((n) => n === 0) ? true : undefined;
+    });
     const before = await snapshot();
     const again = await enrichContent(h.deps.db, createEmbedder(h.config), [...ids, ids[0]!]);
     expect(again).toMatchObject({ requested: 3, enriched: 0, alreadyEnriched: 3, unitsInserted: 0 });
@@ -111,6 +117,25 @@ describe("enrichment.content.v1", () => {
 
     const result = await enrichContent(h.deps.db, createEmbedder(h.config), [fresh!, "00000000-0000-4000-8000-000000000000"]);
     expect(result).toEqual({ requested: 2, enriched: 0, alreadyEnriched: 1, missing: 1, unitsInserted: 0 });
+  });
+
+  it("two runs of the same rows at once write each row once", async () => {
+    const rows = await storeSources(
+      h,
+      tenant,
+      Array.from({ length: 6 }, (_, i) => ({
+        platform: "web",
+        content: `Row ${i} says the export works well. Another sentence ${i} here.`,
+      })),
+    );
+    const embedder = createEmbedder(h.config);
+    const [a, b] = await Promise.all([enrichContent(h.deps.db, embedder, rows), enrichContent(h.deps.db, embedder, rows)]);
+    // The ingest-queued job may have taken some rows first; no row is written twice either way.
+    expect(a.enriched + b.enriched).toBeLessThanOrEqual(rows.length);
+    const units = await h.deps.db.opinionUnit.groupBy({ by: ["contentId"], where: { contentId: { in: rows } }, _count: true });
+    expect(units.map((u) => u._count)).toEqual(rows.map(() => 2));
+    const stored = await h.deps.db.content.findMany({ where: { id: { in: rows } } });
+    expect(stored.every((r) => r.enrichedAt !== null && r.embedding.length === 384)).toBe(true);
   });
 
   it("splits text deterministically", () => {
