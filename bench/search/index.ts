@@ -67,7 +67,7 @@ function vocabulary(): string[] {
   }
   const list = [...words];
   const product = ["pricing", "support", "onboarding", "dashboard", "billing", "invoice", "latency", "crash", "login", "export"];
-  product.forEach((w, i) => list.splice(120 + i * 40, 0, w));
+  for (const [i, w] of product.entries()) list.splice(120 + i * 40, 0, w);
   return list;
 }
 
