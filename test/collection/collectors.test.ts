@@ -26,10 +26,12 @@ const hn: Record<string, HnStory[]> = {
   Hnretry: hnStories(2, "t"),
   Refused: hnStories(2, "r"),
   Onlyco: hnStories(1, "o"),
+  Bothlimited: hnStories(2, "l"),
 };
 const rd: Record<string, RedditPost[]> = {
   Rdbounded: redditPosts(12, { prefix: "b" }),
   Rdwindow: redditPosts(8, { prefix: "w", oldFrom: 3 }),
+  Bothlimited: redditPosts(2, { prefix: "l" }),
 };
 const gh: Record<string, ReturnType<typeof githubIssues>> = { Ghlimited: githubIssues(7) };
 const pickBy =
@@ -190,6 +192,32 @@ describe("reddit collector (public JSON search)", () => {
     expect(searches(fakes.reddit, "/search.json", "Rdwindow")).toHaveLength(1);
     expect((await contentRows(h, entity.id, "reddit")).filter((r) => r.kind === "source")).toHaveLength(3);
     expect(status.progress.reddit).toMatchObject({ coverage_state: "exhaustive", pages: 1 });
+  });
+});
+
+describe("rate-limit answers on every search collector", () => {
+  it("hackernews and reddit wait out a 429 with Retry-After, then read to the end", async () => {
+    const limitedOnce = (fake: Fake, path: string) => {
+      let limited = false;
+      fake.intercept((req) => {
+        if (req.path !== path || limited || ![...req.query.values()].some((v) => v.includes("Bothlimited"))) return undefined;
+        limited = true;
+        return { status: 429, headers: { "retry-after": "1" }, body: { message: "Too Many Requests" } };
+      });
+    };
+    limitedOnce(fakes.hn, "/api/v1/search");
+    limitedOnce(fakes.reddit, "/search.json");
+    const { status } = await runJob("Bothlimited", { platforms: ["hackernews", "reddit"] });
+    for (const [fake, path] of [
+      [fakes.hn, "/api/v1/search"],
+      [fakes.reddit, "/search.json"],
+    ] as const) {
+      const calls = searches(fake, path, "Bothlimited");
+      expect(calls).toHaveLength(2);
+      expect((calls[1]?.at ?? 0) - (calls[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+    }
+    expect(status.coverage).toEqual({ hackernews: "exhaustive", reddit: "exhaustive" });
+    expect(status.attempts).toBe(1);
   });
 });
 
