@@ -79,7 +79,11 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
       const body = route.body ? parseInput(route.body, req.body, "body") : undefined;
 
       const result = await route.handler({ body, query, params, auth, req, res });
-      if (result === undefined || res.headersSent) return;
+      if (result === undefined || res.headersSent) {
+        // The handler wrote its own answer (a stream): record the keyed request once it is done.
+        if (auth?.key) await services.authenticator.recordKeyUsage(auth, req.method, route.path, res.statusCode);
+        return;
+      }
       const status = result.status ?? 200;
       if (auth?.key) await services.authenticator.recordKeyUsage(auth, req.method, route.path, status);
       if (result.headers) res.set(result.headers);
