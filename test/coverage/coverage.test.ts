@@ -16,8 +16,7 @@ afterAll(() => h.close());
 const post = (body: Record<string, unknown>, auth: Record<string, string> = bearer(token)) =>
   h.http.post("/agent/v1/ingest/coverage").set(auth).send(body);
 
-const targetsOf = (runId: string) =>
-  h.deps.db.coverageTarget.findMany({ where: { record: { runId } }, orderBy: { position: "asc" } });
+const targetsOf = (runId: string) => h.deps.db.coverageTarget.findMany({ where: { record: { runId } }, orderBy: { position: "asc" } });
 
 describe("POST /agent/v1/ingest/coverage", () => {
   it("stores the record and its targets, with the spec's defaults", async () => {
@@ -34,7 +33,15 @@ describe("POST /agent/v1/ingest/coverage", () => {
       notes: "two pages",
       targets: [
         { target: "r/acme", items_found: 12, items_stored: 3, reached_end: true, cursor_end: "t3_x", metadata: { pages: 2 } },
-        { target: "r/widgets", target_type: "community", role: "competitor", status: "error", error: "403", source_group: "g", sender_type: "user" },
+        {
+          target: "r/widgets",
+          target_type: "community",
+          role: "competitor",
+          status: "error",
+          error: "403",
+          source_group: "g",
+          sender_type: "user",
+        },
       ],
     });
     expect(res.status).toBe(200);
@@ -78,7 +85,13 @@ describe("POST /agent/v1/ingest/coverage", () => {
   });
 
   it("is idempotent per (entity, run, collector): posting the run again replaces it and its targets", async () => {
-    const body = { entity_id: entityId, collector: "github", run_id: "run-b", coverage_state: "sampled", targets: [{ target: "a" }, { target: "b" }] };
+    const body = {
+      entity_id: entityId,
+      collector: "github",
+      run_id: "run-b",
+      coverage_state: "sampled",
+      targets: [{ target: "a" }, { target: "b" }],
+    };
     expect((await post(body)).body.targets_recorded).toBe(2);
     const again = await post({ ...body, coverage_state: "exhaustive", targets: [{ target: "c" }] });
     expect(again.body).toMatchObject({ run_id: "run-b", coverage_state: "exhaustive", targets_recorded: 1 });
@@ -111,7 +124,10 @@ describe("POST /agent/v1/ingest/coverage", () => {
 
     // Re-posting an older run makes it the latest record.
     await post({ entity_id: entity.id, collector: "reddit", run_id: "r1", coverage_state: "bounded" });
-    expect((await latestCoverageByPlatform(h.deps.db, { id: entity.id })).get("reddit")).toMatchObject({ coverageState: "bounded", runId: "r1" });
+    expect((await latestCoverageByPlatform(h.deps.db, { id: entity.id })).get("reddit")).toMatchObject({
+      coverageState: "bounded",
+      runId: "r1",
+    });
   });
 
   it("answers 404 for an entity the caller cannot see, and checks credentials", async () => {

@@ -36,8 +36,18 @@ const bounds: Bound[] = [
   { field: "finished_at", loc: ["body", "finished_at"], inside: datetime(200), outside: datetime(201) },
   { field: "coverage_state", loc: ["body", "coverage_state"], inside: "blocked", outside: "Exhaustive" },
   { field: "collector", loc: ["body", "collector"], inside: "meetingnotes", outside: "myspace" },
-  { field: "targets", loc: ["body", "targets", 0, "items_found"], inside: [{ target: "a", items_found: 0 }], outside: [{ target: "a", items_found: -1 }] },
-  { field: "targets", loc: ["body", "targets", 0, "items_stored"], inside: [{ target: "a", items_stored: 0 }], outside: [{ target: "a", items_stored: -1 }] },
+  {
+    field: "targets",
+    loc: ["body", "targets", 0, "items_found"],
+    inside: [{ target: "a", items_found: 0 }],
+    outside: [{ target: "a", items_found: -1 }],
+  },
+  {
+    field: "targets",
+    loc: ["body", "targets", 0, "items_stored"],
+    inside: [{ target: "a", items_stored: 0 }],
+    outside: [{ target: "a", items_stored: -1 }],
+  },
   { field: "started_at", loc: ["body", "started_at"], inside: "2026-01-02T03:04:05+02:00", outside: "last tuesday" },
 ];
 
