@@ -226,7 +226,7 @@ describe("request bodies the service must refuse cleanly", () => {
     // A route with integer fields must have been exercised.
     const keys = routes.find((r) => r.path === "/api/entities/:entity_id/skills/:skill_id/runs");
     if (keys) {
-      const res = await send(keys, '{"scope_hash":"' + "a".repeat(64) + '","max_charge_credits":1e309}');
+      const res = await send(keys, `{"scope_hash":"${"a".repeat(64)}","max_charge_credits":1e309}`);
       expect(res.status).toBe(422);
       expect(JSON.parse(res.text).detail[0].loc).toEqual(["body", "max_charge_credits"]);
     }

@@ -146,7 +146,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on("error", drop).on("close", drop);
     upstream.on("error", drop).on("close", drop);
     client.on("data", (chunk: Buffer) => {
-      if (trigger && trigger.client.test(chunk.toString("latin1"))) pair.armed = true;
+      if (trigger?.client.test(chunk.toString("latin1"))) pair.armed = true;
       upstream.write(chunk);
     });
     upstream.on("data", (chunk: Buffer) => {
