@@ -24,18 +24,25 @@ export const analysisRoutes = (deps: AppDeps) => [
       409: { description: "The request_id was used for a different request" },
     },
     handler: async ({ body, auth, res }) => {
-      const { analysis } = await startAnalysis(deps.db, callerId(auth), body);
+      const { analysis, created } = await startAnalysis(deps.db, callerId(auth), body);
       const finished = (TERMINAL_STATUSES as readonly string[]).includes(analysis.status);
-      await relayAnalysis(deps, res, analysis.id, {
-        afterSeq: 0,
-        headers: { "X-Analysis-Id": analysis.id },
-        // Subscribed first, then queued: no event can be published before we listen.
-        afterSubscribe: finished
-          ? undefined
-          : async () => {
-              await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
-            },
-      });
+      try {
+        await relayAnalysis(deps, res, analysis.id, {
+          afterSeq: 0,
+          headers: { "X-Analysis-Id": analysis.id },
+          // Subscribed first, then queued: no event can be published before we listen.
+          afterSubscribe: finished
+            ? undefined
+            : async () => {
+                await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
+              },
+        });
+      } catch (err) {
+        // Failed before the stream began (Redis down): an analysis this request created is removed
+        // again rather than left queued with no job behind it.
+        if (created && !res.headersSent) await deps.db.analysis.deleteMany({ where: { id: analysis.id, status: "queued" } });
+        throw err;
+      }
       return undefined;
     },
   }),

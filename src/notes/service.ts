@@ -83,11 +83,19 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
   }
 
   if (enqueue) {
-    await deps.queues.enqueue(
-      "notes.sync.v1",
-      { syncId, credential: box.seal(input.api_key, syncId) },
-      { jobId: deriveJobId("notes", userId, requestId) },
-    );
+    try {
+      await deps.queues.enqueue(
+        "notes.sync.v1",
+        { syncId, credential: box.seal(input.api_key, syncId) },
+        { jobId: deriveJobId("notes", userId, requestId) },
+      );
+    } catch (err) {
+      // The queue refused (Redis down): a sync this request created is removed again, so nothing is
+      // left half-created; one it reset is marked failed again, so the same request_id can be retried.
+      if (created[0]) await deps.db.noteSync.deleteMany({ where: { id: syncId, status: "queued" } });
+      else await deps.db.noteSync.updateMany({ where: { id: syncId, status: "queued" }, data: { status: "failed" } });
+      throw err;
+    }
   }
   return waitForSync(deps, syncId, requestId, entity.id);
 }

@@ -167,6 +167,9 @@ describe("Redis killed and restarted with its append-only file (production setti
         .send({ question: "What is confusing about pricing?", entity_id: world.entityId, request_id: analysisRequest }),
       "analysis run",
     );
+    // Neither refused request left a row queued with no job behind it.
+    expect(await h.deps.db.noteSync.count({ where: { requestId: syncId } })).toBe(0);
+    expect(await h.deps.db.analysis.count({ where: { requestId: analysisRequest } })).toBe(0);
     // Reads from Postgres still answer (the rate limiter lets requests through without Redis).
     expect((await h.http.get("/api/entities").set(auth(world))).status).toBe(200);
     expect((await h.http.get(`/agent/v1/ingest/collection/jobs/${before[0]?.jobId}`).set(auth(world))).status).toBe(200);
