@@ -16,7 +16,7 @@ import { createRedis } from "../../src/platform/redis.js";
  * Job throughput, in one run on a fresh migrated database:
  * 1. raw BullMQ: `addBulk` N jobs, then a no-op Worker drains them;
  * 2. HTTP create only: autocannon POSTs collection jobs (validation, auth, tenancy check,
- *    enqueue, then the row insert) to the real web process, no worker running;
+ *    row insert, enqueue) to the real web process, no worker running;
  * 3. processing only: the real worker process (no-op collector) drains those jobs to
  *    `completed` (claim, fenced progress, coverage record, completion);
  * 4. end to end: web and worker together, create through HTTP → completion.
@@ -156,9 +156,10 @@ try {
     for (let i = 0; i < payloads.length; i += 1000) await queue.addBulk(payloads.slice(i, i + 1000));
     const addMs = performance.now() - t0;
     let done = 0;
+    const workerConnection = createRedis(redisUrl, "worker", "bench-raw");
     const finished = new Promise<void>((resolve) => {
       const worker = new Worker("bench-raw", async () => undefined, {
-        connection: createRedis(redisUrl, "worker", "bench-raw"),
+        connection: workerConnection,
         prefix,
         concurrency: workerConcurrency,
       });
@@ -174,6 +175,7 @@ try {
     console.log(
       `raw BullMQ   process (no-op, concurrency ${workerConcurrency}): ${fmt(rate(rawJobs, processMs))} jobs/s (${Math.round(processMs)} ms)`,
     );
+    workerConnection.disconnect();
     await queue.obliterate({ force: true });
     await queue.close();
   }
@@ -278,3 +280,5 @@ try {
   redis.disconnect();
   await dropDatabase(serverUrl, dbName);
 }
+// Done: autocannon and the clients may still hold idle handles.
+process.exit(0);

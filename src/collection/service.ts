@@ -5,23 +5,25 @@ import { AppError, notFound } from "../platform/errors.js";
 import { deriveJobId } from "../platform/queues.js";
 import { isUuid } from "../workspaces/access.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
-import { type JobProgress, pendingProgress } from "./progress.js";
 import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
 
 /**
- * Creating a collection job: a BullMQ job plus a durable `collection_jobs` row.
+ * Creating a collection job: a durable `collection_jobs` row plus a BullMQ job.
  *
- * The queue is written first and the row second. If Redis is down the enqueue throws
- * (503) before anything is stored, so a refused create never leaves a half-created job:
- * every row has had its queue entry accepted. The opposite half (a queue entry whose row
- * insert then failed) is inert: the worker waits briefly for the row and otherwise gives
- * the entry up. The unique (user_id, idempotency_key) constraint decides concurrent
- * creates with one key: one insert wins, the others find its row and replay it (same
- * request) or refuse it (different request, 409).
+ * One statement inserts the row, checking in the same statement that the caller may see
+ * the entity and resolving the default platforms from it. Then the job is enqueued. If
+ * Redis refuses, the row is deleted again and the create answers 503, so a refused create
+ * leaves no half-created job. (Only a web process dying between the two steps leaves a
+ * row without a queue entry: a poll shows it as `stalled`, a replay of the create or
+ * `requeue-stalled` re-enqueues it.) The unique (user_id, idempotency_key) constraint
+ * decides concurrent creates with one key: one insert wins, the others find its row and
+ * replay it (same request) or refuse it (different request, 409). A replay of a job that
+ * is still queued enqueues it again (a no-op while the queue holds it), and answers 503
+ * while the queue is unavailable rather than vouching for a job it cannot confirm.
  *
  * The row id and the BullMQ job id are both derived from the caller and the key, so
  * every create with one key names the same queue entry (BullMQ ignores a second add of
- * an id it holds) and a retried create finds the entry its first attempt made.
+ * an id it holds).
  */
 export type JobRoute = "collection" | "research";
 
@@ -47,7 +49,8 @@ export function derivedUuid(...parts: string[]): string {
  * The platforms a job collects when the request names none: the entity's platforms
  * that have a collector; all collectors when the entity lists no platform; and, when
  * the entity lists only platforms without a collector, those (each is then recorded
- * as `blocked` with its reason rather than silently skipped).
+ * as `blocked` with its reason rather than silently skipped). `DEFAULT_PLATFORMS_SQL`
+ * is the same rule, evaluated inside the insert.
  */
 export function defaultPlatforms(entityPlatforms: string[]): string[] {
   const listed = [...new Set(entityPlatforms)];
@@ -95,68 +98,71 @@ export async function createCollectionJob(
   input: CreateJobInput,
   route: JobRoute,
 ): Promise<CreateJobResponse> {
-  const entity = await visibleEntity(deps.db, userId, input.entity_id);
+  if (!isUuid(input.entity_id)) throw notFound("Entity");
   const collectionOnly = route === "research" ? false : input.collection_only;
   const requested = [...new Set(input.platforms)];
-  const platforms = requested.length > 0 ? requested : defaultPlatforms(entity.platforms);
   const key = input.idempotency_key ?? `auto-${randomUUID()}`;
   const hash = requestHash(route, input, collectionOnly);
   const id = derivedUuid("collection-job", userId, key);
   const queueJobId = deriveJobId("collection", userId, key);
-  const progress: JobProgress = Object.fromEntries(platforms.map((p) => [p, pendingProgress()]));
+  const collectors = [...COLLECTOR_PLATFORMS];
 
-  // 1. The queue first: if Redis refuses, nothing has been written (503).
-  try {
-    await deps.queues.enqueue("collection.run.v1", { jobId: id }, { jobId: queueJobId });
-  } catch (err) {
-    // A replay of a job that exists is answered from Postgres even while Redis is down.
-    const existing = await findByKey(deps.db, userId, key);
-    if (existing) return replay(deps.config, existing, hash);
-    throw err;
-  }
-  // 2. The row; the unique (user_id, idempotency_key) constraint decides concurrent creates.
+  // The row, if the caller may see the entity; platforms default as defaultPlatforms() says
+  // (order kept, repeats dropped). Progress starts empty: readers fill in `pending`.
   const rows = await deps.db.$queryRaw<JobRow[]>`
     INSERT INTO collection_jobs (
       id, user_id, entity_id, idempotency_key, request_hash, queue_job_id, route, status,
       objective, questions, depth, platforms, collection_only, progress, updated_at
-    ) VALUES (
-      ${id}::uuid, ${userId}::uuid, ${entity.id}::uuid, ${key}, ${hash}, ${queueJobId}, ${route}, 'queued',
-      ${input.objective}, ${input.questions}::text[], ${input.depth}, ${platforms}::text[], ${collectionOnly},
-      ${JSON.stringify(progress)}::jsonb, now()
     )
+    SELECT ${id}::uuid, ${userId}::uuid, e.id, ${key}, ${hash}, ${queueJobId}, ${route}, 'queued',
+      ${input.objective}, ${input.questions}::text[], ${input.depth},
+      CASE
+        WHEN cardinality(${requested}::text[]) > 0 THEN ${requested}::text[]
+        WHEN cardinality(e.platforms) = 0 THEN ${collectors}::text[]
+        WHEN e.platforms && ${collectors}::text[] THEN ARRAY(
+          SELECT p FROM unnest(e.platforms) WITH ORDINALITY AS u(p, i)
+          WHERE p = ANY(${collectors}::text[]) AND NOT (p = ANY(e.platforms[1:(i - 1)::int])) ORDER BY i)
+        ELSE ARRAY(
+          SELECT p FROM unnest(e.platforms) WITH ORDINALITY AS u(p, i)
+          WHERE NOT (p = ANY(e.platforms[1:(i - 1)::int])) ORDER BY i)
+      END,
+      ${collectionOnly}, '{}'::jsonb, now()
+    FROM entities e
+    WHERE e.id = ${input.entity_id}::uuid
+      AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid)
     ON CONFLICT (user_id, idempotency_key) DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;
-  if (rows[0]) return answer(deps.config, rows[0]);
 
+  if (rows[0]) {
+    try {
+      await deps.queues.enqueue("collection.run.v1", { jobId: id }, { jobId: queueJobId });
+    } catch (err) {
+      // Nothing may remain of a create the queue refused.
+      await deps.db.$executeRaw`DELETE FROM collection_jobs WHERE id = ${id}::uuid AND status = 'queued' AND attempts = 0`;
+      throw err;
+    }
+    return answer(deps.config, rows[0]);
+  }
+
+  // No row inserted: the key is taken, or the entity is not visible to the caller.
   const existing = await findByKey(deps.db, userId, key);
-  if (!existing) throw new AppError("conflict", "A concurrent request with this idempotency_key failed; retry the request.");
-  return replay(deps.config, existing, hash);
-}
-
-async function findByKey(db: Db, userId: string, key: string): Promise<JobRow | undefined> {
-  const rows = await db.$queryRaw<JobRow[]>`
-    SELECT id, entity_id, request_hash, status, analysis_id, route FROM collection_jobs
-    WHERE user_id = ${userId}::uuid AND idempotency_key = ${key}`;
-  return rows[0];
-}
-
-function replay(config: AppDeps["config"], existing: JobRow, hash: string): CreateJobResponse {
+  if (!existing) throw notFound("Entity");
   if (existing.request_hash !== hash) {
     throw new AppError(
       "idempotency_conflict",
       "This idempotency_key was already used for a different collection job request; send a new idempotency_key.",
     );
   }
-  return answer(config, existing);
+  if (existing.status === "queued") {
+    // Heals a queue entry lost since (a no-op while the queue holds it); 503 if the queue is down.
+    await deps.queues.enqueue("collection.run.v1", { jobId: existing.id }, { jobId: queueJobId });
+  }
+  return answer(deps.config, existing);
 }
 
-/** The entity (id and platforms) if the caller is a member of its workspace; otherwise 404. */
-async function visibleEntity(db: Db, userId: string, entityId: string): Promise<{ id: string; platforms: string[] }> {
-  if (!isUuid(entityId)) throw notFound("Entity");
-  const rows = await db.$queryRaw<{ id: string; platforms: string[] }[]>`
-    SELECT e.id, e.platforms FROM entities e
-    WHERE e.id = ${entityId}::uuid
-      AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid)`;
-  if (!rows[0]) throw notFound("Entity");
+async function findByKey(db: Db, userId: string, key: string): Promise<JobRow | undefined> {
+  const rows = await db.$queryRaw<JobRow[]>`
+    SELECT id, entity_id, request_hash, status, analysis_id, route FROM collection_jobs
+    WHERE user_id = ${userId}::uuid AND idempotency_key = ${key}`;
   return rows[0];
 }

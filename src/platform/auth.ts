@@ -108,13 +108,20 @@ export class Authenticator {
     this.verify = createJwtVerifier(config);
   }
 
-  /** Finds or creates the user row for a verified subject, in one statement. */
+  /**
+   * Finds or creates the user row for a verified subject. A known subject is a read; only
+   * a new one writes (race-safe upsert), so requests do not queue on the user row's lock.
+   */
   async userForSubject(sub: string): Promise<AuthUser> {
-    const rows = await this.db.$queryRaw<
-      { id: string; sub: string; raw_export_enabled: boolean; is_internal_agent: boolean }[]
-    >`INSERT INTO users (id, sub) VALUES (gen_random_uuid(), ${sub})
-      ON CONFLICT (sub) DO UPDATE SET sub = EXCLUDED.sub
-      RETURNING id, sub, raw_export_enabled, is_internal_agent`;
+    type UserRow = { id: string; sub: string; raw_export_enabled: boolean; is_internal_agent: boolean };
+    const found = await this.db.$queryRaw<UserRow[]>`
+      SELECT id, sub, raw_export_enabled, is_internal_agent FROM users WHERE sub = ${sub}`;
+    const rows =
+      found.length > 0
+        ? found
+        : await this.db.$queryRaw<UserRow[]>`INSERT INTO users (id, sub) VALUES (gen_random_uuid(), ${sub})
+            ON CONFLICT (sub) DO UPDATE SET sub = EXCLUDED.sub
+            RETURNING id, sub, raw_export_enabled, is_internal_agent`;
     const row = rows[0];
     if (!row) throw new Error("user upsert returned no row");
     return { id: row.id, sub: row.sub, rawExportEnabled: row.raw_export_enabled, isInternalAgent: row.is_internal_agent };

@@ -108,6 +108,23 @@ describe("POST /agent/v1/ingest/collection/jobs: create", () => {
     expect(row.platforms.sort()).toEqual(["hackernews", "reddit"]);
   });
 
+  it("defaults to every collector for an entity without platforms, and to the entity's own when none has a collector", async () => {
+    const bare = await newEntity(h, token, { name: "Bareco" });
+    const a = await createJob(h, token, { entity_id: bare.id, objective: "Everything please" });
+    expect((await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: a.body.job_id } })).platforms).toEqual([
+      "hackernews",
+      "reddit",
+      "github",
+      "web",
+    ]);
+    const social = await newEntity(h, token, { name: "Socialco", platforms: ["twitter", "linkedin", "twitter"] });
+    const b = await createJob(h, token, { entity_id: social.id, objective: "Socials please" });
+    expect((await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: b.body.job_id } })).platforms).toEqual(["twitter", "linkedin"]);
+    const mixed = await newEntity(h, token, { name: "Mixedco", platforms: ["twitter", "web", "github"] });
+    const c = await createJob(h, token, { entity_id: mixed.id, objective: "Mixed please" });
+    expect((await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: c.body.job_id } })).platforms).toEqual(["web", "github"]);
+  });
+
   it("answers 404 for an entity the caller cannot see, and creates nothing", async () => {
     const stranger = await h.token("collection-stranger");
     const res = await createJob(h, stranger, body({ idempotency_key: "stranger-key-01" }));

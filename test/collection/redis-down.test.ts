@@ -1,5 +1,7 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { derivedUuid, requestHash } from "../../src/collection/service.js";
+import { deriveJobId } from "../../src/platform/queues.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { createJob, newEntity } from "./support.js";
 
@@ -60,5 +62,44 @@ describe("POST /agent/v1/ingest/collection/jobs while Redis is down", () => {
     expect(res.status).toBe(200);
     // The queue cannot be asked, so the stored status is answered (not "stalled").
     expect(res.body).toMatchObject({ job_id: row.id, status: "running", stalled_reason: null });
+  });
+
+  it("replays a started job from Postgres, but answers 503 for a queued one it cannot confirm in the queue", async () => {
+    const entity = await newEntity(h, token, { name: "Replayco" });
+    const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub: "redis-down-user" } });
+    const request = (key: string) => ({
+      entity_id: entity.id,
+      objective: "Replayed during the outage",
+      collection_only: false,
+      questions: [],
+      depth: "brief" as const,
+      platforms: ["reddit" as const],
+      idempotency_key: key,
+    });
+    for (const [key, status] of [
+      ["outage-running-1", "running"],
+      ["outage-queued-01", "queued"],
+    ] as const) {
+      await h.deps.db.collectionJob.create({
+        data: {
+          id: derivedUuid("collection-job", user.id, key),
+          userId: user.id,
+          entityId: entity.id,
+          idempotencyKey: key,
+          requestHash: requestHash("collection", request(key), false),
+          queueJobId: deriveJobId("collection", user.id, key),
+          objective: "Replayed during the outage",
+          platforms: ["reddit"],
+          status,
+        },
+      });
+    }
+    const running = await createJob(h, token, request("outage-running-1"));
+    expect(running.status).toBe(200);
+    expect(running.body).toMatchObject({ status: "running", job_id: derivedUuid("collection-job", user.id, "outage-running-1") });
+    const queued = await createJob(h, token, request("outage-queued-01"));
+    expect(queued.status).toBe(503);
+    // Nothing was deleted: the row predates this request.
+    expect(await h.deps.db.collectionJob.count({ where: { idempotencyKey: "outage-queued-01" } })).toBe(1);
   });
 });
