@@ -37,6 +37,7 @@ const { values: args } = parseArgs({
     "worker-concurrency": { type: "string", default: "32" },
     users: { type: "string", default: "32" },
     web: { type: "string", default: "1" },
+    "cpu-prof": { type: "string" },
     "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
     "redis-url": { type: "string", default: "redis://127.0.0.1:6379" },
   },
@@ -78,8 +79,11 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** `--cpu-prof <dir>` writes a V8 CPU profile of every child process there (for finding hot spots). */
+const profileDir = args["cpu-prof"];
 function spawn(script: string, env: Record<string, string>): ChildProcess {
-  const child = fork(script, [], { cwd: root, env: { ...process.env, ...env }, execArgv: ["--import", "tsx"], stdio: "inherit" });
+  const execArgv = ["--import", "tsx", ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])];
+  const child = fork(script, [], { cwd: root, env: { ...process.env, ...env }, execArgv, stdio: "inherit" });
   children.push(child);
   return child;
 }
