@@ -9,22 +9,18 @@
  * concurrent requests, a recall right after each save, the first (cold) recall of a
  * process, and the parts in isolation, including the SQL-only cosine this design avoids.
  */
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { SignJWT } from "jose";
 import pg from "pg";
-import { createApp } from "../../src/app.js";
 import { keywordRanking } from "../../src/context/repo.js";
 import { keywordQuery } from "../../src/context/service.js";
 import { CommonTerms } from "../../src/context/terms.js";
 import { CachedMatrixRanker } from "../../src/context/vectors.js";
 import { HASHING_MODEL, hashingVector } from "../../src/embed/hashing.js";
-import { loadConfig } from "../../src/platform/config.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
-import { closeDeps, createDeps } from "../../src/platform/deps.js";
+import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
+import { startBenchApp } from "../lib/app.js";
 import { generatePage, insertPages, mulberry32, Vocabulary } from "./corpus.js";
 
 const args = process.argv.slice(2);
@@ -123,24 +119,8 @@ async function main() {
   );
   log(`pages: ${counts.rows[0]!.mine} for the measured user, ${counts.rows[0]!.total} in total`);
 
-  const config = loadConfig({
-    NODE_ENV: "production",
-    DATABASE_URL: DB_URL,
-    DATABASE_POOL_SIZE: "10",
-    AUTH_JWT_SECRET: SECRET,
-    LOG_LEVEL: "silent",
-    RATE_LIMIT_PER_MINUTE: "0",
-    REDIS_PREFIX: "bench-recall",
-  });
-  const deps = createDeps(config, "bench");
-  const server = createApp(deps).listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(TARGET_SUB)
-    .setExpirationTime("2h")
-    .sign(new TextEncoder().encode(SECRET));
+  const { deps, server, base, token: mint } = await startBenchApp({ databaseUrl: DB_URL, secret: SECRET, redisPrefix: "bench-recall" });
+  const token = await mint(TARGET_SUB, "2h");
   const headers = { authorization: `Bearer ${token}` };
 
   const recall = async (query: string) => {

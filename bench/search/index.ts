@@ -12,17 +12,13 @@
  * `POST /agent/v1/search` over HTTP with a user bearer, for query classes from selective
  * to broad; each class is also timed in-process (the provider's SQL alone).
  */
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { SignJWT } from "jose";
 import pg from "pg";
-import { createApp } from "../../src/app.js";
-import { loadConfig } from "../../src/platform/config.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
-import { closeDeps, createDeps } from "../../src/platform/deps.js";
+import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { storedProvider } from "../../src/search/providers/stored.js";
+import { startBenchApp } from "../lib/app.js";
 
 const args = process.argv.slice(2);
 const RESEED = args.includes("--reseed");
@@ -170,24 +166,8 @@ async function main() {
     log(`  ${c.name.padEnd(32)} ${JSON.stringify(c.body.query).padEnd(28)} matches ${await matches(c.body.query)} rows`);
   await pool.end();
 
-  const config = loadConfig({
-    NODE_ENV: "production",
-    DATABASE_URL: DB_URL,
-    DATABASE_POOL_SIZE: "10",
-    AUTH_JWT_SECRET: SECRET,
-    LOG_LEVEL: "silent",
-    RATE_LIMIT_PER_MINUTE: "0",
-    REDIS_PREFIX: "bench-search",
-  });
-  const deps = createDeps(config, "bench");
-  const server = createApp(deps).listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(SUB)
-    .setExpirationTime("1h")
-    .sign(new TextEncoder().encode(SECRET));
+  const { deps, server, base, token: mint } = await startBenchApp({ databaseUrl: DB_URL, secret: SECRET, redisPrefix: "bench-search" });
+  const token = await mint(SUB);
   const user = await deps.db.user.findUniqueOrThrow({ where: { sub: SUB } });
   const provider = storedProvider(deps.db);
 

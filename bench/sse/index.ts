@@ -17,16 +17,12 @@
  * path, `appendEvent` (store in PostgreSQL, then publish).
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { SignJWT } from "jose";
 import { analysisChannel, appendEvent } from "../../src/analysis/events.js";
-import { createApp } from "../../src/app.js";
-import { loadConfig } from "../../src/platform/config.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
-import { closeDeps, createDeps } from "../../src/platform/deps.js";
+import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
+import { startBenchApp } from "../lib/app.js";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) || fallback : fallback);
@@ -61,26 +57,21 @@ function request<T>(child: ChildProcess, command: object, reply: string): Promis
 async function main() {
   await ensureDatabase(DB_URL);
   await migrate(DB_URL, MIGRATIONS_DIR);
-  const config = loadConfig({
-    NODE_ENV: "production",
-    DATABASE_URL: DB_URL,
-    DATABASE_POOL_SIZE: "20",
-    AUTH_JWT_SECRET: SECRET,
-    LOG_LEVEL: "silent",
-    RATE_LIMIT_PER_MINUTE: "0",
-    REDIS_PREFIX: "bench-sse",
+  const {
+    config,
+    deps,
+    server,
+    base,
+    token: mint,
+  } = await startBenchApp({
+    databaseUrl: DB_URL,
+    secret: SECRET,
+    redisPrefix: "bench-sse",
+    poolSize: 20,
   });
-  const deps = createDeps(config, "bench");
-  const server = createApp(deps).listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const sub = "bench-sse-user";
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(sub)
-    .setExpirationTime("1h")
-    .sign(new TextEncoder().encode(SECRET));
+  const token = await mint(sub);
   const user = await deps.db.user.upsert({ where: { sub }, create: { sub }, update: {} });
   await deps.db.analysis.deleteMany({ where: { userId: user.id } });
   const analyses = await deps.db.analysis.createManyAndReturn({

@@ -1,5 +1,5 @@
 import { cosine, hashingVector } from "../embed/hashing.js";
-import { opinionUnits, type SentimentLabel } from "../enrichment/opinions.js";
+import { type OpinionSpan, opinionUnits, type SentimentLabel } from "../enrichment/opinions.js";
 import type { Db } from "../platform/db.js";
 import type { RetrievedRow } from "./retrieval.js";
 
@@ -9,15 +9,10 @@ import type { RetrievedRow } from "./retrieval.js";
  * merged by similarity into themes. The tracked entities' names never name a theme. Everything here is deterministic: same rows, same
  * question, same themes in the same order.
  */
-export interface Unit {
+/** An opinion span of a retrieved row, with its stored id (when enriched) and its relevance to the question. */
+export interface Unit extends OpinionSpan {
   id: string | null;
   contentId: string;
-  start: number;
-  end: number;
-  text: string;
-  aspect: string | null;
-  sentiment: number;
-  label: SentimentLabel;
   relevance: number;
 }
 
