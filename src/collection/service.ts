@@ -17,7 +17,10 @@ import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
  * row without a queue entry: a poll shows it as `stalled`, a replay of the create or
  * `requeue-stalled` re-enqueues it.) The unique (user_id, idempotency_key) constraint
  * decides concurrent creates with one key: one insert wins, the others find its row and
- * replay it (same request) or refuse it (different request, 409). A replay of a job that
+ * replay it (same request) or refuse it (different request, 409). The row id is derived
+ * from the same caller and key, so a racing insert may meet the winner on the primary key
+ * before the key's index: the insert's `ON CONFLICT` names no constraint, so either
+ * collision is the same "key taken". A replay of a job that
  * is still queued enqueues it again (a no-op while the queue holds it), and answers 503
  * while the queue is unavailable rather than vouching for a job it cannot confirm.
  *
@@ -130,7 +133,7 @@ export async function createCollectionJob(
     FROM entities e
     WHERE e.id = ${input.entity_id}::uuid
       AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid)
-    ON CONFLICT (user_id, idempotency_key) DO NOTHING
+    ON CONFLICT DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;
 
   if (rows[0]) {
