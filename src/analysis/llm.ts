@@ -1,5 +1,7 @@
+import type { Response } from "undici";
 import { z } from "zod";
 import type { Config } from "../platform/config.js";
+import { outboundFetch, trustedEndpoint } from "../platform/outbound.js";
 import type { QuoteCandidate } from "./evidence.js";
 import type { AnswerDraft, InsightDraft } from "./synthesis.js";
 
@@ -63,20 +65,24 @@ export async function llmDraft(config: Config, question: string, excerpts: LlmEx
   if (!config.LLM_BASE_URL) return { ok: false, reason: "no language model is configured" };
   let res: Response;
   try {
-    res = await fetch(`${config.LLM_BASE_URL.replace(/\/$/, "")}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...(config.LLM_API_KEY ? { authorization: `Bearer ${config.LLM_API_KEY}` } : {}) },
-      body: JSON.stringify({
-        model: config.LLM_MODEL,
-        temperature: 0,
-        response_format: { type: "json_object" },
-        messages: [
-          { role: "system", content: SYSTEM_PROMPT },
-          { role: "user", content: buildPrompt(question, excerpts) },
-        ],
-      }),
-      signal: AbortSignal.timeout(config.LLM_TIMEOUT_MS),
-    });
+    res = await outboundFetch(
+      `${config.LLM_BASE_URL.replace(/\/$/, "")}/chat/completions`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(config.LLM_API_KEY ? { authorization: `Bearer ${config.LLM_API_KEY}` } : {}) },
+        body: JSON.stringify({
+          model: config.LLM_MODEL,
+          temperature: 0,
+          response_format: { type: "json_object" },
+          messages: [
+            { role: "system", content: SYSTEM_PROMPT },
+            { role: "user", content: buildPrompt(question, excerpts) },
+          ],
+        }),
+        signal: AbortSignal.timeout(config.LLM_TIMEOUT_MS),
+      },
+      trustedEndpoint(config.LLM_BASE_URL),
+    );
   } catch (err) {
     return { ok: false, reason: `the language model could not be reached (${(err as Error).name})` };
   }

@@ -1,5 +1,7 @@
+import type { Response } from "undici";
 import type { Config } from "../platform/config.js";
 import { AppError } from "../platform/errors.js";
+import { outboundFetch, trustedEndpoint } from "../platform/outbound.js";
 import { hashingEmbedder } from "./hashing.js";
 
 /**
@@ -30,15 +32,19 @@ export function openAiCompatibleEmbedder(options: {
       if (texts.length === 0) return [];
       let res: Response;
       try {
-        res = await fetch(`${options.baseUrl.replace(/\/$/, "")}/embeddings`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+        res = await outboundFetch(
+          `${options.baseUrl.replace(/\/$/, "")}/embeddings`,
+          {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+            },
+            body: JSON.stringify({ model: options.model, input: texts }),
+            signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
           },
-          body: JSON.stringify({ model: options.model, input: texts }),
-          signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
-        });
+          trustedEndpoint(options.baseUrl),
+        );
       } catch (err) {
         throw new AppError("upstream_unavailable", "The embeddings provider could not be reached.", { cause: err });
       }

@@ -1,5 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
+import type { Response } from "undici";
 import { z } from "zod";
+import { outboundFetch, trustedEndpoint } from "../platform/outbound.js";
 
 /**
  * Client for the meeting-notes provider (`meetingnotes`), modelled on Granola's public
@@ -77,7 +79,6 @@ export interface MeetingNotesClientOptions {
   backoffMs?: number;
   /** Longest `Retry-After` honoured before giving up (default 10 s). */
   maxRetryAfterMs?: number;
-  fetch?: typeof fetch;
 }
 
 export interface ListNotesParams {
@@ -100,14 +101,12 @@ export class MeetingNotesClient {
   private readonly attempts: number;
   private readonly backoffMs: number;
   private readonly maxRetryAfterMs: number;
-  private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly options: MeetingNotesClientOptions) {
     this.base = options.baseUrl.replace(/\/+$/, "");
     this.attempts = Math.max(1, options.attempts ?? 3);
     this.backoffMs = options.backoffMs ?? 250;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 10_000;
-    this.fetchImpl = options.fetch ?? fetch;
   }
 
   async listNotes(params: ListNotesParams): Promise<ListNotesResponse> {
@@ -153,11 +152,15 @@ export class MeetingNotesClient {
   ): Promise<{ ok: true; body: unknown } | { ok: false; retryable: boolean; error: MeetingNotesError }> {
     let res: Response;
     try {
-      res = await this.fetchImpl(`${this.base}${path}`, {
-        headers: { Authorization: `Bearer ${this.options.apiKey}`, Accept: "application/json" },
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-        redirect: "error",
-      });
+      // The provider never redirects: a redirect is answered as an error, not followed.
+      res = await outboundFetch(
+        `${this.base}${path}`,
+        {
+          headers: { Authorization: `Bearer ${this.options.apiKey}`, Accept: "application/json" },
+          signal: AbortSignal.timeout(this.options.timeoutMs),
+        },
+        trustedEndpoint(this.base, 0),
+      );
     } catch (err) {
       const timedOut = (err as { name?: string }).name === "TimeoutError";
       const message = timedOut

@@ -1,5 +1,5 @@
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import type { Headers, Response } from "undici";
+import { isOutboundRefusal, type OutboundPolicy, OutboundRefusedError, outboundFetch, refusalOf } from "../../platform/outbound.js";
 
 /**
  * The collectors' HTTP client: one per collector run. It spaces requests (a per-run
@@ -84,33 +84,6 @@ function isRateLimited(res: Response): boolean {
 
 const isTransientStatus = (status: number) => status === 408 || status === 425 || status === 429 || status >= 500;
 
-function isPrivateAddress(address: string): boolean {
-  if (isIP(address) === 6) {
-    const a = address.toLowerCase();
-    if (a === "::1" || a === "::") return true;
-    if (a.startsWith("::ffff:")) return isPrivateAddress(a.slice(7));
-    return /^(fc|fd|fe8|fe9|fea|feb)/.test(a);
-  }
-  const [p0 = 0, p1 = 0] = address.split(".").map(Number);
-  return (
-    p0 === 10 ||
-    p0 === 127 ||
-    p0 === 0 ||
-    (p0 === 169 && p1 === 254) ||
-    (p0 === 172 && p1 >= 16 && p1 <= 31) ||
-    (p0 === 192 && p1 === 168) ||
-    (p0 === 100 && p1 >= 64 && p1 <= 127)
-  );
-}
-
-async function assertPublicUrl(url: URL): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw new UpstreamError(`${url.host} resolves to a private or loopback address, which collectors may not fetch`, "permanent");
-  }
-}
-
 /** The body as text, refusing (without reading on) one longer than `maxBytes`. */
 async function readBody(res: Response, maxBytes: number): Promise<string> {
   const declared = Number(res.headers.get("content-length") ?? 0);
@@ -147,29 +120,28 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     if (at > now) await sleep(at - now);
   }
 
+  const policy: OutboundPolicy = { allowPrivate: options.allowPrivateUrls === true, maxRedirects: MAX_REDIRECTS };
+
+  const refused = (url: string, err: Error) => new UpstreamError(`refused to fetch ${url}: ${err.message}`, "permanent");
+
   async function fetchOnce(url: string, headers: Record<string, string>): Promise<Response> {
-    let current = new URL(url);
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      if (current.protocol !== "http:" && current.protocol !== "https:") {
-        throw new UpstreamError(`unsupported URL scheme ${current.protocol}`, "permanent");
+    // Refused before any connection (scheme, address literal): not counted as a request.
+    const refusal = refusalOf(new URL(url), policy);
+    if (refusal) throw refused(url, refusal);
+    await takeSlot();
+    requests++;
+    try {
+      return await outboundFetch(
+        url,
+        { headers: { "user-agent": USER_AGENT, ...options.headers, ...headers }, signal: AbortSignal.timeout(options.timeoutMs) },
+        policy,
+      );
+    } catch (err) {
+      if (err instanceof OutboundRefusedError || isOutboundRefusal(err)) {
+        throw refused(url, err as Error);
       }
-      if (!options.allowPrivateUrls) await assertPublicUrl(current);
-      await takeSlot();
-      requests++;
-      const res = await fetch(current, {
-        headers: { "user-agent": USER_AGENT, ...options.headers, ...headers },
-        redirect: "manual",
-        signal: AbortSignal.timeout(options.timeoutMs),
-      });
-      const location = res.headers.get("location");
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.body?.cancel();
-        current = new URL(location, current);
-        continue;
-      }
-      return res;
+      throw err;
     }
-    throw new UpstreamError(`too many redirects from ${url}`, "permanent");
   }
 
   async function request(url: string, headers: Record<string, string>): Promise<Response> {

@@ -1,4 +1,6 @@
+import type { Response } from "undici";
 import { AppError } from "../../platform/errors.js";
+import { outboundFetch, trustedEndpoint } from "../../platform/outbound.js";
 import type { ProviderRequest, SearchHit, SearchProvider } from "./types.js";
 
 /**
@@ -50,6 +52,8 @@ export function searxngProvider(options: { baseUrl: string; timeoutMs: number })
     new AppError("upstream_unavailable", `The search provider '${name}' ${detail}.`, { cause, headers: { "Retry-After": "30" } });
   const bad = (detail: string, cause?: unknown) => new AppError("upstream_error", `The search provider '${name}' ${detail}.`, { cause });
 
+  const policy = trustedEndpoint(options.baseUrl);
+
   return {
     name,
     async search(request: ProviderRequest): Promise<SearchHit[]> {
@@ -60,7 +64,7 @@ export function searxngProvider(options: { baseUrl: string; timeoutMs: number })
       let res: Response;
       let body: unknown;
       try {
-        res = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(options.timeoutMs) });
+        res = await outboundFetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(options.timeoutMs) }, policy);
         if (res.status === 429 || res.status === 503 || res.status === 504) {
           await res.body?.cancel();
           throw unavailable(`is overloaded or unavailable (HTTP ${res.status})`);
