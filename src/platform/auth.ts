@@ -67,6 +67,11 @@ export function generateApiKey(): string {
 
 type Verifier = (token: string) => Promise<JWTPayload>;
 
+/** Longest lifetime (exp − iat) of a bearer signed with AUTH_JWT_SECRET; `npm run token` mints within it. */
+export const MAX_LOCAL_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
+
+class TokenLifetimeError extends Error {}
+
 export function createJwtVerifier(config: Config): Verifier {
   const options = {
     ...(config.AUTH_ISSUER ? { issuer: config.AUTH_ISSUER } : {}),
@@ -74,28 +79,58 @@ export function createJwtVerifier(config: Config): Verifier {
   };
   if (config.AUTH_JWKS_URL) {
     const jwks = createRemoteJWKSet(new URL(config.AUTH_JWKS_URL));
-    return async (token) => (await jwtVerify(token, jwks, { ...options, algorithms: ["RS256", "ES256", "PS256", "EdDSA"] })).payload;
+    return async (token) =>
+      (await jwtVerify(token, jwks, { ...options, requiredClaims: ["exp"], algorithms: ["RS256", "ES256", "PS256", "EdDSA"] })).payload;
   }
   const secret = new TextEncoder().encode(config.AUTH_JWT_SECRET ?? "");
-  return async (token) => (await jwtVerify(token, secret, { ...options, algorithms: ["HS256"] })).payload;
+  return async (token) => {
+    const { payload } = await jwtVerify(token, secret, { ...options, requiredClaims: ["exp"], algorithms: ["HS256"] });
+    const from = typeof payload.iat === "number" ? payload.iat : Math.floor(Date.now() / 1000);
+    if ((payload.exp as number) - from > MAX_LOCAL_TOKEN_TTL_SECONDS) throw new TokenLifetimeError();
+    return payload;
+  };
 }
 
 function describeJwtFailure(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return "The bearer token has expired.";
+  if (err instanceof TokenLifetimeError) {
+    return `The bearer token lives longer than ${MAX_LOCAL_TOKEN_TTL_SECONDS / 86400} days (exp − iat); mint one that expires sooner.`;
+  }
+  if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === "exp" && err.reason === "missing") {
+    return "The bearer token has no 'exp' claim: bearers must expire.";
+  }
   if (err instanceof joseErrors.JWTClaimValidationFailed) return `The bearer token's ${err.claim} claim is not accepted.`;
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) return "The bearer token's signature is invalid.";
   return "The bearer token is malformed or cannot be verified.";
 }
 
-/** Reads the credential of a request: `Authorization: Bearer …` or `X-API-Key`. */
-export function readCredential(headers: { authorization?: string; "x-api-key"?: string | string[] }): string | undefined {
-  const apiKey = headers["x-api-key"];
-  if (typeof apiKey === "string" && apiKey.length > 0) return apiKey.trim();
+/** A request's credential and the header it came in. */
+export interface Credential {
+  value: string;
+  header: "authorization" | "x-api-key";
+}
+
+/**
+ * Reads the credential of a request: `Authorization: Bearer …` or `X-API-Key`. A request carries
+ * one credential: two different ones (a key and another user's bearer, say) are refused rather
+ * than one silently chosen; the same key in both headers is that key.
+ */
+export function readCredential(headers: { authorization?: string; "x-api-key"?: string | string[] }): Credential | undefined {
+  const apiKeyHeader = headers["x-api-key"];
+  if (Array.isArray(apiKeyHeader)) throw unauthorized("invalid_token", "Send one X-API-Key header, not several.");
+  const apiKey = apiKeyHeader?.trim() || undefined;
   const auth = headers.authorization;
-  if (!auth) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-  if (!match?.[1]) throw unauthorized("invalid_token", "The Authorization header must be 'Bearer <token>'.");
-  return match[1];
+  let bearer: string | undefined;
+  if (auth) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (!match?.[1]) throw unauthorized("invalid_token", "The Authorization header must be 'Bearer <token>'.");
+    bearer = match[1];
+  }
+  if (apiKey && bearer && apiKey !== bearer) {
+    throw unauthorized("invalid_token", "The request carries two different credentials (X-API-Key and Authorization): send exactly one.");
+  }
+  if (apiKey) return { value: apiKey, header: "x-api-key" };
+  return bearer ? { value: bearer, header: "authorization" } : undefined;
 }
 
 export class Authenticator {
@@ -133,14 +168,21 @@ export class Authenticator {
    * credential that lacks a scope or raw-export enablement. `onKey` is told of every
    * key that was identified, so refused keyed requests are recorded in its usage too.
    */
-  async authenticate(credential: string | undefined, rule: AuthRule, onKey?: (ctx: AuthContext) => void): Promise<AuthContext | undefined> {
+  async authenticate(
+    credential: Credential | undefined,
+    rule: AuthRule,
+    onKey?: (ctx: AuthContext) => void,
+  ): Promise<AuthContext | undefined> {
     if ("public" in rule) return undefined;
     if (!credential) throw unauthorized("unauthorized", "A credential is required: send 'Authorization: Bearer <token>'.");
 
     let ctx: AuthContext;
-    if (credential.startsWith(API_KEY_PREFIX)) {
+    if (credential.header === "x-api-key" && !credential.value.startsWith(API_KEY_PREFIX)) {
+      throw unauthorized("invalid_token", `The X-API-Key header does not hold an API key (API keys start with '${API_KEY_PREFIX}').`);
+    }
+    if (credential.value.startsWith(API_KEY_PREFIX)) {
       const key = await this.db.apiKey.findUnique({
-        where: { keyHash: hashApiKey(credential) },
+        where: { keyHash: hashApiKey(credential.value) },
         include: { user: true },
       });
       if (!key) throw unauthorized("invalid_token", "The API key is not recognised.");
@@ -168,7 +210,7 @@ export class Authenticator {
     } else {
       let payload: JWTPayload;
       try {
-        payload = await this.verify(credential);
+        payload = await this.verify(credential.value);
       } catch (err) {
         throw unauthorized("invalid_token", describeJwtFailure(err));
       }

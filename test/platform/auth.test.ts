@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
@@ -73,6 +74,74 @@ describe("bearer JWT (HS256, with issuer and audience)", () => {
     const res = await list(`Bearer svc_live_${"x".repeat(40)}`);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe("invalid_token");
+  });
+
+  it("refuses a bearer without an expiry, and a local one that lives longer than 7 days", async () => {
+    const noExp = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject("never-expires")
+      .setAudience(claims.audience)
+      .setIssuer(claims.issuer)
+      .setIssuedAt()
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    const res = await list(`Bearer ${noExp}`);
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ code: "invalid_token", detail: "The bearer token has no 'exp' claim: bearers must expire." });
+    expect(await h.deps.db.user.count({ where: { sub: "never-expires" } })).toBe(0);
+
+    const longLived = await signToken("long-lived", { ...claims, expiresIn: "8d" });
+    const long = await list(`Bearer ${longLived}`);
+    expect(long.status).toBe(401);
+    expect(long.body.detail).toMatch(/longer than 7 days/);
+    expect((await list(`Bearer ${await signToken("week", { ...claims, expiresIn: "7d" })}`)).status).toBe(200);
+  });
+
+  it("refuses two different credentials in one request instead of choosing one", async () => {
+    const alice = await signToken("two-creds-alice", claims);
+    const bob = await signToken("two-creds-bob", claims);
+    const created = await h.http
+      .post("/api/user/keys")
+      .set("Authorization", `Bearer ${alice}`)
+      .send({ name: "k", scopes: ["*"] });
+    expect(created.status).toBe(201);
+    const aliceKey: string = created.body.raw_key;
+    const both = await h.http.get("/api/user/keys").set("X-API-Key", aliceKey).set("Authorization", `Bearer ${bob}`);
+    expect(both.status).toBe(401);
+    expect(both.body.code).toBe("invalid_token");
+    expect(both.body.detail).toMatch(/two different credentials/);
+    // The same key in both headers is one credential.
+    const same = await h.http.get("/api/entities").set("X-API-Key", aliceKey).set("Authorization", `Bearer ${aliceKey}`);
+    expect(same.status).not.toBe(401);
+  });
+
+  it("names the header that carried an unusable credential", async () => {
+    const res = await h.http.get("/api/entities").set("X-API-Key", "garbage");
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toBe("The X-API-Key header does not hold an API key (API keys start with 'svc_live_').");
+    const bearer = await list("Bearer garbage");
+    expect(bearer.body.detail).toMatch(/bearer token is malformed/);
+  });
+});
+
+describe("npm run token", () => {
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ["--import", "tsx", "scripts/token.ts", ...args], {
+      encoding: "utf8",
+      env: { ...process.env, AUTH_JWT_SECRET: TEST_JWT_SECRET },
+    });
+
+  it("says the ttl is invalid instead of crashing, and bounds it", () => {
+    for (const ttl of ["abc", "-5", "1.5", "0", String(8 * 24 * 3600)]) {
+      const out = run("alice", ttl);
+      expect(out.status, ttl).toBe(2);
+      expect(out.stderr, ttl).toMatch(/ttl .*(invalid|out of range)|invalid ttl/);
+      expect(out.stderr, ttl).not.toMatch(/\n\s+at /);
+    }
+    const ok = run("alice", "60");
+    expect(ok.status).toBe(0);
+    const [, payload] = ok.stdout.trim().split(".");
+    const claims = JSON.parse(Buffer.from(payload ?? "", "base64url").toString("utf8"));
+    expect(claims.exp - claims.iat).toBe(60);
   });
 });
 

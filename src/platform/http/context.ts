@@ -1,9 +1,9 @@
 import type { Request } from "express";
-import type { AuthContext, Authenticator } from "../auth.js";
+import type { AuthContext, Authenticator, Credential } from "../auth.js";
 
 /** What the HTTP plumbing needs beyond the route table. */
 export interface HttpServices {
   authenticator: Authenticator;
-  readCredential: (req: Request) => string | undefined;
+  readCredential: (req: Request) => Credential | undefined;
   rateLimit: (req: Request, auth: AuthContext | undefined) => Promise<void>;
 }
