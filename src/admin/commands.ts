@@ -2,62 +2,136 @@ import { grantCredits } from "../billing/ledger.js";
 import { requeueJob, requeueStalled } from "../collection/requeue.js";
 import { requeueUnenriched } from "../ingest/requeue.js";
 import type { AppDeps } from "../platform/deps.js";
+import { isUuid } from "../workspaces/access.js";
 
 /**
  * Operator commands. Each takes plain arguments and answers one line of text, so the
- * same functions serve the CLI (`npm run admin`) and the tests.
+ * same functions serve the CLI (`npm run admin`) and the tests. A command that names a
+ * subject (an account, a workspace, an entity, a job) refuses one that does not exist
+ * rather than reporting success for nothing.
  */
-type Command = { usage: string; run: (deps: AppDeps, args: string[]) => Promise<string> };
+type Command = { usage: string; summary: string; run: (deps: AppDeps, args: string[]) => Promise<string> };
+
+/** A refused command: `exitCode` 2 for wrong usage, 1 for a subject that does not exist. */
+export class AdminCommandError extends Error {
+  override name = "AdminCommandError";
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+const usageError = (usage: string) => new AdminCommandError(`usage: npm run admin -- ${usage}`, 2);
+
+const noUser = (sub: string) =>
+  new AdminCommandError(
+    `no account with sub '${sub}': an account exists once its user has made one request with a bearer token (e.g. GET /agent/v1/connection); nothing was changed`,
+  );
 
 async function setRawExport(deps: AppDeps, sub: string | undefined, enabled: boolean): Promise<string> {
-  if (!sub) throw new Error(`usage: ${enabled ? "enable" : "disable"}-raw-export <sub>`);
-  await deps.db.user.upsert({ where: { sub }, create: { sub, rawExportEnabled: enabled }, update: { rawExportEnabled: enabled } });
+  if (!sub) throw usageError(`${enabled ? "enable" : "disable"}-raw-export <sub>`);
+  const { count } = await deps.db.user.updateMany({ where: { sub }, data: { rawExportEnabled: enabled } });
+  if (count === 0) throw noUser(sub);
   return `raw export ${enabled ? "enabled" : "disabled"} for ${sub}`;
 }
 
 async function setInternalAgent(deps: AppDeps, sub: string | undefined, enabled: boolean): Promise<string> {
-  if (!sub) throw new Error("usage: mark-internal-agent <sub> | unmark-internal-agent <sub>");
-  await deps.db.user.upsert({ where: { sub }, create: { sub, isInternalAgent: enabled }, update: { isInternalAgent: enabled } });
+  if (!sub) throw usageError(`${enabled ? "mark" : "unmark"}-internal-agent <sub>`);
+  const { count } = await deps.db.user.updateMany({ where: { sub }, data: { isInternalAgent: enabled } });
+  if (count === 0) throw noUser(sub);
   return `${sub} is ${enabled ? "now" : "no longer"} an internal agent`;
 }
 
 async function grant(deps: AppDeps, [workspaceId, amountText, ...note]: string[]): Promise<string> {
   const amount = Number(amountText);
-  if (!workspaceId || !/^[0-9a-f-]{36}$/i.test(workspaceId) || !Number.isInteger(amount) || amount <= 0) {
-    throw new Error("usage: grant-credits <workspace_id> <positive whole amount> [note]");
+  if (!workspaceId || !isUuid(workspaceId) || !Number.isInteger(amount) || amount <= 0) {
+    throw usageError("grant-credits <workspace_id> <positive whole amount> [note]");
   }
   const workspace = await deps.db.workspace.findUnique({ where: { id: workspaceId } });
-  if (!workspace) throw new Error(`workspace ${workspaceId} does not exist`);
+  if (!workspace) throw new AdminCommandError(`workspace ${workspaceId} does not exist; nothing was granted`);
   const total = await grantCredits(deps.db, workspaceId, amount, note.length > 0 ? note.join(" ") : undefined);
   return `granted ${amount} credits to ${workspaceId}; balance ${total}`;
 }
 
+async function requeueOneJob(deps: AppDeps, [id]: string[]): Promise<string> {
+  if (!id) throw usageError("requeue-job <collection_job_id>");
+  const exists = isUuid(id) && (await deps.db.collectionJob.count({ where: { id } })) > 0;
+  if (!exists) throw new AdminCommandError(`no collection job ${id}; nothing was requeued`);
+  return requeueJob(deps, id);
+}
+
+async function requeueEnrichment(deps: AppDeps, [entityId]: string[]): Promise<string> {
+  if (entityId !== undefined) {
+    if (!isUuid(entityId)) throw usageError("requeue-enrichment [entity_id]");
+    if ((await deps.db.entity.count({ where: { id: entityId } })) === 0) {
+      throw new AdminCommandError(`no entity ${entityId}; nothing was queued`);
+    }
+  }
+  return requeueUnenriched(deps, entityId);
+}
+
 export const adminCommands: Record<string, Command> = {
+  help: { usage: "help", summary: "list these commands", run: async () => adminHelp() },
+  "enable-raw-export": {
+    usage: "enable-raw-export <sub>",
+    summary: "open raw export (export table, completeness audit) to an existing account",
+    run: (d, [sub]) => setRawExport(d, sub, true),
+  },
+  "disable-raw-export": {
+    usage: "disable-raw-export <sub>",
+    summary: "close raw export for an account",
+    run: (d, [sub]) => setRawExport(d, sub, false),
+  },
+  "mark-internal-agent": {
+    usage: "mark-internal-agent <sub>",
+    summary: "let an account export without raw-export enablement",
+    run: (d, [sub]) => setInternalAgent(d, sub, true),
+  },
+  "unmark-internal-agent": {
+    usage: "unmark-internal-agent <sub>",
+    summary: "make an internal agent an ordinary account again",
+    run: (d, [sub]) => setInternalAgent(d, sub, false),
+  },
+  "grant-credits": {
+    usage: "grant-credits <workspace_id> <amount> [note]",
+    summary: "add credits to a workspace's ledger (workflow runs need them)",
+    run: grant,
+  },
+  "requeue-enrichment": {
+    usage: "requeue-enrichment [entity_id]",
+    summary: "queue enrichment again for stored rows (of one entity) that have none",
+    run: requeueEnrichment,
+  },
   "requeue-stalled": {
     usage: "requeue-stalled [older_than_seconds]",
+    summary: "re-enqueue collection jobs whose queue entry is gone",
     run: (d, [age]) => requeueStalled(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
   },
   "requeue-job": {
     usage: "requeue-job <collection_job_id>",
-    run: (d, [id]) => {
-      if (!id) throw new Error("usage: requeue-job <collection_job_id>");
-      return requeueJob(d, id);
-    },
+    summary: "re-enqueue one collection job that is not completed",
+    run: requeueOneJob,
   },
-  "requeue-enrichment": { usage: "requeue-enrichment [entity_id]", run: (d, [entityId]) => requeueUnenriched(d, entityId) },
-  "grant-credits": { usage: "grant-credits <workspace_id> <amount> [note]", run: grant },
-  "enable-raw-export": { usage: "enable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, true) },
-  "disable-raw-export": { usage: "disable-raw-export <sub>", run: (d, [sub]) => setRawExport(d, sub, false) },
-  "mark-internal-agent": { usage: "mark-internal-agent <sub>", run: (d, [sub]) => setInternalAgent(d, sub, true) },
-  "unmark-internal-agent": { usage: "unmark-internal-agent <sub>", run: (d, [sub]) => setInternalAgent(d, sub, false) },
 };
 
+const HELP_WORDS = new Set(["help", "--help", "-h"]);
+
+/** True when the arguments ask for the list of commands. */
+export const wantsHelp = (argv: string[]) => argv[0] !== undefined && HELP_WORDS.has(argv[0]);
+
+/** Every command with its arguments and what it does. */
+export function adminHelp(): string {
+  const width = Math.max(...Object.values(adminCommands).map((c) => c.usage.length));
+  const lines = Object.values(adminCommands).map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  return `usage: npm run admin -- <command> [arguments]\n\ncommands:\n${lines.join("\n")}`;
+}
+
 export async function runAdminCommand(deps: AppDeps, argv: string[]): Promise<string> {
+  if (wantsHelp(argv)) return adminHelp();
   const [name, ...args] = argv;
   const command = name ? adminCommands[name] : undefined;
-  if (!command) {
-    const usage = Object.values(adminCommands).map((c) => `  npm run admin -- ${c.usage}`);
-    throw new Error(`${name ? `unknown command '${name}'\n` : ""}commands:\n${usage.join("\n")}`);
-  }
+  if (!command) throw new AdminCommandError(`${name ? `unknown command '${name}'\n` : ""}${adminHelp()}`, 2);
   return command.run(deps, args);
 }

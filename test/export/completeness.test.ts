@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAdminCommand } from "../../src/admin/commands.js";
-import { bearer, comment, createEntityFor, source } from "../helpers/evidence.js";
+import { bearer, comment, createEntityFor, signIn, source } from "../helpers/evidence.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 
 let h: Harness;
@@ -9,6 +9,7 @@ beforeAll(async () => {
   h = await createHarness();
   const sub = randomId("auditor-");
   token = await h.token(sub);
+  await signIn(h, token);
   await runAdminCommand(h.deps, ["enable-raw-export", sub]);
 });
 afterAll(() => h.close());
@@ -129,6 +130,7 @@ describe("GET /agent/v1/export/completeness", () => {
   it("scopes to a workspace or to everything visible, aggregating platforms by the weakest proof", async () => {
     const auditor = randomId("ws-auditor-");
     const t = await h.token(auditor);
+    await signIn(h, t);
     await runAdminCommand(h.deps, ["enable-raw-export", auditor]);
     const a = await createEntityFor(h, t, { name: "A" });
     const b = await createEntityFor(h, t, { name: "B" });
@@ -156,6 +158,7 @@ describe("GET /agent/v1/export/completeness", () => {
   it("is never comprehensive for an empty scope", async () => {
     const sub = randomId("empty-auditor-");
     const t = await h.token(sub);
+    await signIn(h, t);
     await runAdminCommand(h.deps, ["enable-raw-export", sub]);
     const res = await h.http.get("/agent/v1/export/completeness").set(bearer(t));
     expect(res.status).toBe(200);

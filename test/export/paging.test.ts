@@ -11,8 +11,8 @@ beforeAll(async () => {
   h = await createHarness();
   const sub = randomId("pager-");
   token = await h.token(sub);
-  await runAdminCommand(h.deps, ["enable-raw-export", sub]);
   key = (await createKeyFor(h, token, ["export"])).raw_key;
+  await runAdminCommand(h.deps, ["enable-raw-export", sub]);
 });
 afterAll(() => h.close());
 

@@ -15,8 +15,8 @@ beforeAll(async () => {
   h = await createHarness();
   const sub = randomId("exporter-");
   const token = await h.token(sub);
-  await runAdminCommand(h.deps, ["enable-raw-export", sub]);
   key = (await createKeyFor(h, token, ["export"])).raw_key;
+  await runAdminCommand(h.deps, ["enable-raw-export", sub]);
   userId = (await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).id;
   const project = await h.deps.db.project.create({
     data: { workspaceId: (await createEntityFor(h, token, { name: "Seed" })).workspace_id, name: "P" },

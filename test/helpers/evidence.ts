@@ -3,6 +3,12 @@ import type { Harness } from "./harness.js";
 /** Test helpers for entities, keys and ingest batches, all through the real HTTP API. */
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
+/** Creates the token's account, as its first authenticated request does (operator commands need it to exist). */
+export async function signIn(h: Harness, token: string): Promise<void> {
+  const res = await h.http.get("/agent/v1/connection").set(bearer(token));
+  if (res.status !== 200) throw new Error(`sign-in request failed: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
 export async function createEntityFor(h: Harness, token: string, body: Record<string, unknown> = {}) {
   const res = await h.http
     .post("/api/entities")

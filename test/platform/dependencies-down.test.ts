@@ -67,6 +67,8 @@ describe("operator commands", () => {
   afterAll(() => h.close());
 
   it("enables and disables raw export for a subject", async () => {
+    await expect(runAdminCommand(h.deps, ["enable-raw-export", "carol"])).rejects.toThrow(/no account with sub 'carol'/);
+    expect((await h.http.get("/agent/v1/connection").set("Authorization", `Bearer ${await h.token("carol")}`)).status).toBe(200);
     expect(await runAdminCommand(h.deps, ["enable-raw-export", "carol"])).toBe("raw export enabled for carol");
     expect((await h.deps.db.user.findUniqueOrThrow({ where: { sub: "carol" } })).rawExportEnabled).toBe(true);
     await runAdminCommand(h.deps, ["disable-raw-export", "carol"]);

@@ -48,9 +48,6 @@ export async function buildWorld(
 ): Promise<World> {
   const sub = options.sub ?? `user-${randomUUID()}`;
   const token = await h.token(sub, options.tokenOptions);
-  await runAdminCommand(h.deps, ["enable-raw-export", sub]);
-  const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
-
   const onboarding = await ok<{
     workspace_id: string;
     project_id: string;
@@ -70,6 +67,9 @@ export async function buildWorld(
         collection_mode: "server",
       }),
   );
+  // The account exists once its user has made a request; raw export is enabled for it then.
+  await runAdminCommand(h.deps, ["enable-raw-export", sub]);
+  const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
   const entityId = onboarding.company.id;
   const skillId = onboarding.research_objectives[0]?.skill_id;
   if (!skillId) throw new Error("onboarding created no skill");

@@ -1,0 +1,120 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminCommands } from "../../src/admin/commands.js";
+import { projectRoot } from "../../src/platform/paths.js";
+import { createHarness, type Harness, randomId } from "../helpers/harness.js";
+
+/**
+ * `npm run admin` as an operator runs it: the script in a child process, against this
+ * file's database and Redis prefix, judged by its output and exit status.
+ */
+let h: Harness;
+
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function admin(...args: string[]): Promise<Run> {
+  const env = {
+    PATH: process.env.PATH ?? "",
+    DATABASE_URL: h.config.DATABASE_URL,
+    REDIS_URL: h.config.REDIS_URL,
+    REDIS_PREFIX: h.config.REDIS_PREFIX,
+    LOG_LEVEL: "silent",
+  };
+  const root = projectRoot();
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", path.join(root, "scripts", "admin.ts"), ...args],
+      { cwd: root, env, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** A user row exists once its user has made one authenticated request. */
+async function signedInUser(): Promise<string> {
+  const sub = randomId("operator-subject-");
+  const res = await h.http.get("/agent/v1/connection").set("Authorization", `Bearer ${await h.token(sub)}`);
+  expect(res.status).toBe(200);
+  return sub;
+}
+
+describe("npm run admin", () => {
+  it("help, --help and -h list every command and exit 0", async () => {
+    for (const word of ["help", "--help", "-h"]) {
+      const run = await admin(word);
+      expect(run.code, `${word}: ${run.stderr}`).toBe(0);
+      for (const command of Object.values(adminCommands)) expect(run.stdout, word).toContain(command.usage);
+      expect(run.stdout).not.toMatch(/unknown command/);
+    }
+  });
+
+  it("an unknown command lists the commands and exits 2", async () => {
+    const run = await admin("no-such-command");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/unknown command 'no-such-command'/);
+    expect(run.stderr).toContain("grant-credits <workspace_id> <amount> [note]");
+  });
+
+  it("a missing argument is a usage error (exit 2)", async () => {
+    const run = await admin("enable-raw-export");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/usage: npm run admin -- enable-raw-export <sub>/);
+  });
+
+  it("account commands act on an existing account", async () => {
+    const sub = await signedInUser();
+    const enabled = await admin("enable-raw-export", sub);
+    expect(enabled, enabled.stderr).toMatchObject({ code: 0, stdout: `raw export enabled for ${sub}\n` });
+    expect((await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).rawExportEnabled).toBe(true);
+    const marked = await admin("mark-internal-agent", sub);
+    expect(marked.code).toBe(0);
+    expect((await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).isInternalAgent).toBe(true);
+    expect((await admin("unmark-internal-agent", sub)).code).toBe(0);
+    expect((await admin("disable-raw-export", sub)).code).toBe(0);
+    const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
+    expect(user).toMatchObject({ rawExportEnabled: false, isInternalAgent: false });
+  });
+
+  it("every account command refuses an account that does not exist, changes nothing and exits 1", async () => {
+    const sub = randomId("nobody-");
+    for (const command of ["enable-raw-export", "disable-raw-export", "mark-internal-agent", "unmark-internal-agent"]) {
+      const run = await admin(command, sub);
+      expect(run.code, command).toBe(1);
+      expect(run.stdout, command).toBe("");
+      expect(run.stderr, command).toMatch(new RegExp(`no account with sub '${sub}'`));
+    }
+    expect(await h.deps.db.user.count({ where: { sub } })).toBe(0);
+  });
+
+  it("workspace, entity and job commands refuse subjects that do not exist (exit 1)", async () => {
+    const missing = randomUUID();
+    const credits = await admin("grant-credits", missing, "100");
+    expect(credits.code).toBe(1);
+    expect(credits.stderr).toMatch(new RegExp(`workspace ${missing} does not exist`));
+
+    const enrichment = await admin("requeue-enrichment", missing);
+    expect(enrichment.code).toBe(1);
+    expect(enrichment.stderr).toMatch(new RegExp(`no entity ${missing}`));
+    expect(enrichment.stdout).toBe("");
+
+    const job = await admin("requeue-job", missing);
+    expect(job.code).toBe(1);
+    expect(job.stderr).toMatch(new RegExp(`no collection job ${missing}`));
+    expect((await admin("requeue-job", "not-a-job-id")).code).toBe(1);
+  });
+});
