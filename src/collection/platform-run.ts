@@ -146,8 +146,10 @@ export async function runPlatform(
       return "retry";
     }
     p.error = message;
-    const state = p.pages > 0 ? "bounded" : "blocked";
-    const reason = p.pages > 0 ? `stopped after ${p.pages} page(s): ${message}` : `the upstream refused: ${message}`;
+    if (p.pages > 0)
+      return settle(deps, job, entity, platform, p, "bounded", `stopped after ${p.pages} page(s): ${message}`, save, p.query ?? undefined);
+    // Nothing read: a refusal proves the platform is blocked; otherwise nothing is known of its coverage.
+    const [state, reason] = nothingRead(upstream, message);
     return settle(deps, job, entity, platform, p, state, reason, save, p.query ?? undefined);
   }
 
@@ -178,13 +180,31 @@ export async function runPlatform(
   return settle(deps, job, entity, platform, p, p.partial ?? "exhaustive", p.partial ? note : null, save, p.query ?? undefined);
 }
 
+/** The coverage of a platform whose collector failed before reading a page, and why, in words. */
+function nothingRead(upstream: UpstreamError | undefined, message: string): ["blocked" | "unknown", string] {
+  switch (upstream?.problem) {
+    case "refused":
+      return ["blocked", `the upstream refused: ${message}`];
+    case "unreachable":
+      return ["unknown", `the upstream could not be reached: ${message}`];
+    case "timed_out":
+      return ["unknown", `the upstream did not answer in time: ${message}`];
+    case "rate_limited":
+      return ["unknown", `the upstream's rate limit did not lift in time: ${message}`];
+    case "unavailable":
+      return ["unknown", `the upstream was unavailable: ${message}`];
+    default:
+      return ["unknown", message];
+  }
+}
+
 async function settle(
   deps: RunDeps,
   job: JobContext,
   entity: { id: string },
   platform: string,
   p: PlatformProgress,
-  state: "exhaustive" | "bounded" | "sampled" | "blocked",
+  state: "exhaustive" | "bounded" | "sampled" | "blocked" | "unknown",
   reason: string | null,
   save: (p: PlatformProgress) => Promise<void>,
   query?: string,

@@ -82,7 +82,10 @@ export function describeJob(config: AppDeps["config"], row: CollectionJob, stall
     counts.inserted += p.inserted;
     counts.deduplicated += p.deduplicated;
     coverage[platform] = p.coverage_state;
+    // Every platform that did not run as asked is in `errors`: its failure, or why it is blocked
+    // (no collector, no credentials, nothing to fetch).
     if (p.error) errors.push({ platform, detail: p.error });
+    else if (p.coverage_state === "blocked" && p.reason) errors.push({ platform, detail: p.reason });
     publicProgress[platform] = {
       status: p.status,
       coverage_state: p.coverage_state,

@@ -113,6 +113,30 @@ describe("collector HTTP client", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
   });
 
+  it("says what happened: unreachable (no such name, refused connection), timed out, rate limited, refused", async () => {
+    const http = client({ retries: 1, baseDelayMs: 5, maxRetryAfterMs: 1000, timeoutMs: 300 });
+    // A name that does not exist is not retried.
+    const before = http.requests;
+    await expect(http.getText("http://no-such-host.invalid/")).rejects.toMatchObject({
+      problem: "unreachable",
+      kind: "permanent",
+      message: expect.stringMatching(/^unreachable: the name no-such-host\.invalid could not be resolved \(ENOTFOUND\)/),
+    });
+    expect(http.requests - before).toBe(1);
+    // A closed port: the connection is refused, which may pass, so it is transient.
+    const closed = await startFake(() => ({ status: 200, body: {} }));
+    const closedUrl = closed.url;
+    await closed.close();
+    await expect(http.getText(`${closedUrl}/`)).rejects.toMatchObject({
+      problem: "unreachable",
+      kind: "transient",
+      message: expect.stringMatching(/refused the connection \(ECONNREFUSED\)/),
+    });
+    await expect(http.getJson(`${fake.url}/limited-long`)).rejects.toMatchObject({ problem: "rate_limited", status: 429 });
+    await expect(http.getJson(`${fake.url}/gone`)).rejects.toMatchObject({ problem: "refused", status: 404 });
+    await expect(http.getJson(`${fake.url}/always-500`)).rejects.toMatchObject({ problem: "unavailable", status: 500 });
+  });
+
   it("reads Retry-After in seconds and as an HTTP date", () => {
     expect(parseRetryAfter("3")).toBe(3000);
     expect(parseRetryAfter(new Date(Date.now() + 10_000).toUTCString())).toBeGreaterThan(8000);

@@ -10,16 +10,47 @@ import { isOutboundRefusal, type OutboundPolicy, OutboundRefusedError, outboundF
  */
 export type UpstreamFailureKind = "transient" | "permanent";
 
+/**
+ * What went wrong, as coverage reports it: the upstream `refused` (answered an error, or its address
+ * may not be fetched), was `unreachable` (no such name, connection refused or reset, no route),
+ * `timed_out`, kept us `rate_limited`, or was `unavailable` (5xx, 408).
+ */
+export type UpstreamProblem = "refused" | "unreachable" | "timed_out" | "rate_limited" | "unavailable";
+
 export class UpstreamError extends Error {
   override name = "UpstreamError";
+  readonly problem: UpstreamProblem;
   constructor(
     message: string,
     readonly kind: UpstreamFailureKind,
     readonly status?: number,
     readonly retryAfterMs?: number,
+    problem?: UpstreamProblem,
   ) {
     super(message);
+    this.problem =
+      problem ?? (status === 429 ? "rate_limited" : status !== undefined && (status >= 500 || status === 408) ? "unavailable" : "refused");
   }
+}
+
+/** A fetch failure (no HTTP answer) as an UpstreamError that says what happened. */
+function networkFailure(err: Error, url: string, timeoutMs: number): UpstreamError {
+  if (err.name === "TimeoutError")
+    return new UpstreamError(`no answer from ${new URL(url).host} within ${timeoutMs} ms`, "transient", undefined, undefined, "timed_out");
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? "";
+  const host = new URL(url).host;
+  const what =
+    code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NODATA"
+      ? `the name ${new URL(url).hostname} could not be resolved (${code})`
+      : code === "ECONNREFUSED"
+        ? `${host} refused the connection (${code})`
+        : code
+          ? `the connection to ${host} failed (${code})`
+          : `the request to ${host} failed: ${cause?.message ?? err.message}`;
+  // A name that does not exist will not exist on the next try either.
+  const kind = code === "ENOTFOUND" || code === "EAI_NODATA" ? "permanent" : "transient";
+  return new UpstreamError(`unreachable: ${what}`, kind, undefined, undefined, "unreachable");
 }
 
 export interface HttpClientOptions {
@@ -152,11 +183,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         res = await fetchOnce(url, headers);
       } catch (err) {
         if (err instanceof UpstreamError) throw err;
-        const timedOut = (err as Error).name === "TimeoutError";
-        lastError = new UpstreamError(
-          timedOut ? `no answer within ${options.timeoutMs} ms` : `request failed: ${(err as Error).message}`,
-          "transient",
-        );
+        lastError = networkFailure(err as Error, url, options.timeoutMs);
+        if (lastError.kind === "permanent") throw lastError;
         if (attempt < options.retries) await sleep(backoff(attempt));
         continue;
       }
@@ -172,6 +200,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         "transient",
         res.status,
         wait,
+        limited ? "rate_limited" : undefined,
       );
       if (wait !== undefined && wait > options.maxRetryAfterMs) throw lastError;
       if (attempt < options.retries) await sleep(wait ?? backoff(attempt));
