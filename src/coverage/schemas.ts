@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CoverageState, PLATFORMS } from "../ingest/vocabulary.js";
+import { isoDateTimeString } from "../platform/dates.js";
 import { optional, withDefault } from "../platform/validation.js";
 
 /**
@@ -7,13 +8,8 @@ import { optional, withDefault } from "../platform/validation.js";
  * whether it proved coverage. Stored apart from content rows, so a run that stored
  * nothing new can still prove `exhaustive` or `blocked`.
  */
-const isoDateTime = z
-  .string()
-  .max(200)
-  .refine((v) => z.iso.datetime({ offset: true, local: true }).safeParse(v).success || z.iso.date().safeParse(v).success, {
-    message: "Input should be a valid ISO 8601 datetime",
-    params: { type: "datetime_parsing" },
-  });
+/** Stored as sent (text); checked like every other date field. */
+const isoDateTime = isoDateTimeString({ max: 200 });
 
 const Count = z.number().int().min(0);
 const Label = z.string().max(200);

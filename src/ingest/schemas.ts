@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoDateTime } from "../platform/dates.js";
 import { optional, withDefault } from "../platform/validation.js";
 import { CoverageState, Platform } from "./vocabulary.js";
 
@@ -10,16 +11,7 @@ export { CoverageState, Platform } from "./vocabulary.js";
  */
 
 /** An ISO 8601 datetime (offset, `Z` or none: read as UTC) or date, as a Date. */
-export const IsoDateTime = z.string().transform((value, ctx) => {
-  const ok = z.iso.datetime({ offset: true, local: true }).safeParse(value).success || z.iso.date().safeParse(value).success;
-  const hasZone = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i.test(value) && value.includes("T");
-  const date = ok ? new Date(hasZone ? value : value.includes("T") ? `${value}Z` : `${value}T00:00:00Z`) : undefined;
-  if (!date || Number.isNaN(date.getTime())) {
-    ctx.addIssue({ code: "custom", message: "Input should be a valid ISO 8601 datetime", params: { type: "datetime_parsing" } });
-    return z.NEVER;
-  }
-  return date;
-});
+const PublishedAt = isoDateTime();
 
 const Count = z.number().int().min(0);
 
@@ -36,7 +28,7 @@ const Metadata = z.record(z.string(), z.unknown());
 export const CommentItem = z.object({
   id: optional(z.string().max(500)),
   url: optional(z.string().max(5000)),
-  published_at: optional(IsoDateTime),
+  published_at: optional(PublishedAt),
   metadata: optional(Metadata),
   text: z.string().min(1).max(50_000),
   author: withDefault(z.string().max(500), "unknown"),
@@ -52,7 +44,7 @@ export const SourceItem = z.object({
   platform: Platform,
   content: z.string().min(1).max(500_000),
   author: withDefault(z.string().max(500), ""),
-  published_at: optional(IsoDateTime),
+  published_at: optional(PublishedAt),
   engagement: optional(Engagement),
   comments: withDefault(z.array(CommentItem), []),
   metadata: optional(Metadata),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoDateTimeString } from "../platform/dates.js";
 import { optional, withDefault } from "../platform/validation.js";
 import { FOLDER_ID_PATTERN } from "./provider.js";
 
@@ -12,7 +13,7 @@ export const DEFAULT_MAX_NOTES = 10;
 export const SyncBody = z.object({
   api_key: z.string().min(8).max(500),
   entity_id: z.string().min(1).max(100),
-  created_after: optional(z.iso.datetime({ offset: true })),
+  created_after: optional(isoDateTimeString({ zone: "required" })),
   folder_id: optional(z.string().regex(FOLDER_ID_PATTERN)),
   max_notes: withDefault(z.number().int().min(1).max(20), DEFAULT_MAX_NOTES),
   include_transcript: withDefault(z.boolean(), true),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PLATFORMS } from "../ingest/vocabulary.js";
+import { isoDateTime } from "../platform/dates.js";
 import { optional, withDefault } from "../platform/validation.js";
 
 /**
@@ -13,17 +14,7 @@ export const SEARCH_LIMIT_DEFAULT = 20;
 export const PRIVATE_PLATFORMS = ["meetingnotes", "slack"] as const;
 
 /** An ISO 8601 date (`2026-01-31`, read as the start of that day in UTC) or datetime. */
-export const DateFloor = z.string().transform((value, ctx) => {
-  const isDate = z.iso.date().safeParse(value).success;
-  const isDateTime = z.iso.datetime({ offset: true, local: true }).safeParse(value).success;
-  const hasZone = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i.test(value);
-  const date = isDate ? new Date(`${value}T00:00:00Z`) : isDateTime ? new Date(hasZone ? value : `${value}Z`) : undefined;
-  if (!date || Number.isNaN(date.getTime())) {
-    ctx.addIssue({ code: "custom", message: "Input should be a valid ISO 8601 date or datetime", params: { type: "date_parsing" } });
-    return z.NEVER;
-  }
-  return date;
-});
+const DateFloor = isoDateTime();
 
 export const SearchBody = z.object({
   query: z.string().min(1).max(2000),

@@ -1,4 +1,5 @@
 import type { Config } from "../../platform/config.js";
+import { isStorableInstant } from "../../platform/dates.js";
 import type { HttpClient } from "./http.js";
 
 /**
@@ -121,6 +122,7 @@ export const bound = {
   date: (v: string | number | null | undefined) => {
     if (v === null || v === undefined || v === "") return null;
     const d = typeof v === "number" ? new Date(v * 1000) : new Date(v);
-    return Number.isNaN(d.getTime()) ? null : d.toISOString();
+    // A date the ingest would refuse drops the date, not the item.
+    return isStorableInstant(d) ? d.toISOString() : null;
   },
 };
