@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
-import helmet from "helmet";
 import swaggerUi from "swagger-ui-express";
 import { registerCollectionMetrics } from "./collection/metrics.js";
 import { Authenticator, readCredential } from "./platform/auth.js";
@@ -10,6 +9,7 @@ import { operatorAuth, queueBoard } from "./platform/http/admin.js";
 import { errorHandler } from "./platform/http/errors.js";
 import { buildOpenApi } from "./platform/http/openapi.js";
 import { mountRoutes } from "./platform/http/route.js";
+import { docsSecurityHeaders, securityHeaders } from "./platform/http/security.js";
 import { createMetrics } from "./platform/metrics.js";
 import { createRateLimiter } from "./platform/rate-limit.js";
 import { allRoutes } from "./routes.js";
@@ -51,8 +51,8 @@ export function createApp(deps: AppDeps): Express {
     next();
   });
 
-  app.use("/docs", helmet({ contentSecurityPolicy: false }), swaggerUi.serve, swaggerUi.setup(openapi as object));
-  app.use(helmet());
+  app.use("/docs", docsSecurityHeaders(config), swaggerUi.serve, swaggerUi.setup(openapi as object));
+  app.use(securityHeaders(config));
 
   app.get("/openapi.json", (_req, res) => {
     res.json(openapi);

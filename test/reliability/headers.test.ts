@@ -18,7 +18,8 @@ let world: World;
 let routes: AnyRoute[];
 
 beforeAll(async () => {
-  h = await createHarness({ BODY_LIMIT: "8kb" });
+  // Configured as served over HTTPS, so HSTS is among the headers checked (test/platform/https-headers.test.ts covers plain HTTP).
+  h = await createHarness({ BODY_LIMIT: "8kb", PUBLIC_BASE_URL: "https://evidence.example.com" });
   server = await listen(h.app);
   world = await buildWorld(h);
   routes = allRoutes(h.deps);
