@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { connect, createServer as createTcpServer } from "node:net";
 import path from "node:path";
+import { commandArgv, readProcfile } from "../../scripts/procfile.js";
 
 /**
  * The service under load, started as `npm start` starts it: the release step (migrations),
@@ -15,16 +16,9 @@ export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 
 /** A Procfile entry's command as argv (`node` is this Node binary). */
 export function procfileCommand(entry: string): string[] {
-  const line = readFileSync(path.join(root, "Procfile"), "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${entry}:`));
-  if (!line) throw new Error(`the Procfile has no ${entry} entry`);
-  const argv = line
-    .slice(entry.length + 1)
-    .trim()
-    .split(/\s+/);
-  if (argv[0] === "node") argv[0] = process.execPath;
-  return argv;
+  const command = readProcfile().get(entry);
+  if (!command) throw new Error(`the Procfile has no ${entry} entry`);
+  return commandArgv(command);
 }
 
 export async function freePort(): Promise<number> {

@@ -1,0 +1,254 @@
+/**
+ * Analysis at scale: a deep analysis over one entity with 10,000 and with 100,000 stored
+ * originals, through the service as it runs in production.
+ *
+ *   npx tsx bench/analysis/index.ts [--sizes 10000,100000] [--runs 3] [--reseed]
+ *
+ * Seeds a database of its own (`res_bench_analysis` on DATABASE_URL's server; reused while
+ * the corpus and the opinion-unit code are unchanged) with synthetic product feedback
+ * (bench/analysis/corpus.ts), enriched by the service's own enrichment (embeddings and
+ * opinion units, as the worker stores them after ingest). Then a redis-server of its own,
+ * the Procfile's release, web and worker processes, and `POST /agent/v1/analysis/run`
+ * (`depth: deep`) over HTTP, parsed as an agent parses the stream. Prints, per corpus size:
+ * time to the first progress event, time to the result, the result's status and themes,
+ * and the worker's peak RSS while the analyses ran.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { createParser } from "eventsource-parser";
+import { SignJWT } from "jose";
+import pg from "pg";
+import { createEmbedder } from "../../src/embed/provider.js";
+import { enrichContent } from "../../src/enrichment/service.js";
+import { loadConfig } from "../../src/platform/config.js";
+import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
+import { closeDeps, createDeps } from "../../src/platform/deps.js";
+import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
+import { exitCode, freePort, procfileCommand, root, runEntry, runProcess, sampleRss, startRedis, waitFor } from "../load/services.js";
+import { feedbackPost, seeded } from "./corpus.js";
+
+const args = process.argv.slice(2);
+const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const SIZES = (opt("--sizes") ?? "10000,100000").split(",").map(Number);
+const RUNS = Number(opt("--runs") ?? 3);
+const RESEED = args.includes("--reseed");
+const SECRET = "bench-analysis-secret-0123456789abcdef";
+const SUB = "bench-analysis-user";
+const QUESTIONS = [
+  "What are the biggest complaints about Acme Notes and what do people like?",
+  "What do people praise and complain about?",
+  "Which problems come up most often, and what works well?",
+  "What should the product team fix first?",
+  "How do people feel about pricing, sync and support?",
+];
+
+const serverUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const DB_URL = withDatabase(serverUrl, "res_bench_analysis");
+const log = (line = "") => process.stdout.write(`${line}\n`);
+
+/** What the stored corpus depends on: a change to either re-seeds (texts) or re-enriches (units). */
+const version = (file: string) =>
+  createHash("sha256")
+    .update(readFileSync(path.join(root, file)))
+    .digest("hex")
+    .slice(0, 16);
+const CORPUS_VERSION = version("bench/analysis/corpus.ts");
+const UNITS_VERSION = createHash("sha256")
+  .update(["src/enrichment/opinions.ts", "src/enrichment/service.ts"].map((f) => version(f)).join())
+  .digest("hex")
+  .slice(0, 16);
+
+async function meta(pool: pg.Pool, key: string): Promise<string | undefined> {
+  await pool.query("CREATE TABLE IF NOT EXISTS bench_meta (key text PRIMARY KEY, value text NOT NULL)");
+  return (await pool.query<{ value: string }>("SELECT value FROM bench_meta WHERE key = $1", [key])).rows[0]?.value;
+}
+const setMeta = (pool: pg.Pool, key: string, value: string) =>
+  pool.query("INSERT INTO bench_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2", [key, value]);
+
+/** One entity per corpus size, each with exactly `size` stored originals. */
+async function seedTexts(pool: pg.Pool): Promise<Map<number, string>> {
+  const key = `corpus:${SIZES.join(",")}`;
+  const entities = new Map<number, string>();
+  if (!RESEED && (await meta(pool, key)) === CORPUS_VERSION) {
+    for (const size of SIZES) {
+      const row = (await pool.query<{ id: string }>("SELECT id FROM entities WHERE name = $1", [`Acme Notes ${size}`])).rows[0];
+      if (row) entities.set(size, row.id);
+    }
+    if (entities.size === SIZES.length) {
+      log(`corpus: reusing ${SIZES.join(" + ")} stored originals`);
+      return entities;
+    }
+  }
+  const started = performance.now();
+  await pool.query("TRUNCATE content_store, opinion_units, entities, workspace_members, workspaces, users CASCADE");
+  const user = (await pool.query<{ id: string }>("INSERT INTO users (id, sub) VALUES (gen_random_uuid(), $1) RETURNING id", [SUB]))
+    .rows[0]!;
+  const ws = (await pool.query<{ id: string }>("INSERT INTO workspaces (id, name) VALUES (gen_random_uuid(), 'bench') RETURNING id"))
+    .rows[0]!;
+  await pool.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')", [ws.id, user.id]);
+  const platforms = ["reddit", "hackernews", "github", "web"];
+  for (const size of SIZES) {
+    const entity = (
+      await pool.query<{ id: string }>("INSERT INTO entities (id, workspace_id, name) VALUES (gen_random_uuid(), $1, $2) RETURNING id", [
+        ws.id,
+        `Acme Notes ${size}`,
+      ])
+    ).rows[0]!;
+    entities.set(size, entity.id);
+    const rand = seeded(size);
+    for (let from = 0; from < size; from += 5000) {
+      const n = Math.min(5000, size - from);
+      const posts = Array.from({ length: n }, () => feedbackPost(rand, "Acme Notes"));
+      await pool.query(
+        `INSERT INTO content_store (id, entity_id, workspace_id, kind, platform, url, title, content, author, published_at,
+                                    content_hash, dedup_key, created_at)
+         SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'source', ($3::text[])[1 + (g.i % 4)],
+                'https://feedback.example.com/' || $4::text || '/' || g.i, t.title, t.content, 'user' || (g.i % 7919),
+                timestamptz '2026-11-01' - (g.i % 300) * interval '1 day', md5($4::text || ':' || g.i), 'bench:' || g.i,
+                timestamptz '2026-11-01' - (g.i % 300) * interval '1 day'
+         FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS t(title, content, i), LATERAL (SELECT $7::int + t.i AS i) g`,
+        [entity.id, ws.id, platforms, String(size), posts.map((p) => p.title), posts.map((p) => p.content), from],
+      );
+    }
+    log(`  ${size} originals stored for ${entity.id} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+  await pool.query("VACUUM ANALYZE content_store");
+  await setMeta(pool, key, CORPUS_VERSION);
+  await pool.query("DELETE FROM bench_meta WHERE key = 'units'");
+  return entities;
+}
+
+/** Enrichment as the worker runs it after ingest: embeddings and opinion units for every row. */
+async function enrich(pool: pg.Pool): Promise<void> {
+  if (!RESEED && (await meta(pool, "units")) === UNITS_VERSION) {
+    log("opinion units: reusing the stored ones");
+    return;
+  }
+  const started = performance.now();
+  await pool.query("DELETE FROM opinion_units");
+  await pool.query("UPDATE content_store SET enriched_at = NULL, embedding_model = NULL, embedding = NULL");
+  const config = loadConfig({ DATABASE_URL: DB_URL, AUTH_JWT_SECRET: SECRET, LOG_LEVEL: "silent", DATABASE_POOL_SIZE: "4" });
+  const deps = createDeps(config, "bench");
+  const embedder = createEmbedder(config);
+  try {
+    const ids = (await pool.query<{ id: string }>("SELECT id FROM content_store ORDER BY id")).rows.map((r) => r.id);
+    let units = 0;
+    for (let i = 0; i < ids.length; i += 1000) {
+      units += (await enrichContent(deps.db, embedder, ids.slice(i, i + 1000))).unitsInserted;
+      if ((i / 1000) % 10 === 9) log(`  enriched ${i + 1000} rows (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    }
+    log(`opinion units: ${units} for ${ids.length} rows in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    await closeDeps(deps);
+  }
+  await pool.query("VACUUM ANALYZE opinion_units");
+  await setMeta(pool, "units", UNITS_VERSION);
+}
+
+interface Run {
+  firstProgressMs: number;
+  resultMs: number;
+  status: string;
+  themes: string[];
+}
+
+async function analyse(base: string, token: string, entityId: string, question: string): Promise<Run> {
+  const started = performance.now();
+  const res = await fetch(`${base}/agent/v1/analysis/run`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "content-type": "application/json" },
+    body: JSON.stringify({ entity_id: entityId, question, depth: "deep" }),
+  });
+  if (res.status !== 200 || !res.body) throw new Error(`analysis/run answered ${res.status}: ${await res.text()}`);
+  let firstProgressMs = Number.NaN;
+  let result: { status: string; data: { insights?: { title: string }[]; themes?: { title?: string; label?: string }[] } } | undefined;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.event === "progress" && Number.isNaN(firstProgressMs)) firstProgressMs = performance.now() - started;
+      if (event.event === "result") result = JSON.parse(event.data);
+      if (event.event === "error") throw new Error(`analysis failed: ${event.data}`);
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    if (result) break;
+  }
+  const resultMs = performance.now() - started;
+  if (!result) throw new Error("the stream ended without a result");
+  const themes = (result.data.themes ?? []).map((t) => t.title ?? t.label ?? "?");
+  return {
+    firstProgressMs,
+    resultMs,
+    status: result.status,
+    themes: themes.length > 0 ? themes : (result.data.insights ?? []).map((i) => i.title),
+  };
+}
+
+async function main() {
+  await ensureDatabase(DB_URL);
+  await migrate(DB_URL, MIGRATIONS_DIR, () => undefined);
+  const pool = new pg.Pool({ connectionString: DB_URL, max: 2 });
+  const entities = await seedTexts(pool);
+  await enrich(pool);
+  await pool.end();
+
+  const redis = await startRedis();
+  const port = await freePort();
+  const env: Record<string, string> = {
+    NODE_ENV: "production",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    DATABASE_URL: DB_URL,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: "bench-analysis",
+    AUTH_JWT_SECRET: SECRET,
+    LOG_LEVEL: "warn",
+    RATE_LIMIT_PER_MINUTE: "0",
+  };
+  const base = `http://127.0.0.1:${port}`;
+  const procs = [];
+  try {
+    const release = runEntry("release", "scripts/migrate.ts", env);
+    if ((await exitCode(release)) !== 0) throw new Error(`release failed:\n${release.output.join("")}`);
+    const web = runProcess("web", procfileCommand("web"), env);
+    const worker = runProcess("worker", procfileCommand("worker"), env);
+    procs.push(web, worker);
+    await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(SUB)
+      .setIssuedAt()
+      .setExpirationTime("2h")
+      .sign(new TextEncoder().encode(SECRET));
+    // One warm-up analysis (module loading, first connections), not counted.
+    await analyse(base, token, entities.get(SIZES[0]!)!, "warm-up: what do people say?");
+
+    log();
+    log("| stored originals | run | first progress event | result | status | themes |");
+    log("|---|---|---|---|---|---|");
+    const peaks: string[] = [];
+    for (const size of SIZES) {
+      const rss = sampleRss([worker], 100);
+      for (let run = 0; run < RUNS; run++) {
+        const question = `${QUESTIONS[run % QUESTIONS.length]} (run ${run + 1} at ${Date.now()})`;
+        const r = await analyse(base, token, entities.get(size)!, question);
+        log(
+          `| ${size.toLocaleString("en")} | ${run + 1} | ${r.firstProgressMs.toFixed(0)} ms | ${(r.resultMs / 1000).toFixed(2)} s | ${r.status} | ${r.themes.length}: ${r.themes.join("; ").slice(0, 160)} |`,
+        );
+      }
+      rss.stop();
+      peaks.push(`${size.toLocaleString("en")} originals: worker peak RSS ${rss.peak.worker?.toFixed(0)} MB`);
+    }
+    log();
+    for (const line of peaks) log(line);
+    log("targets: first progress event ≤ 200 ms, result ≤ 15 s (100,000 originals, 2 cores)");
+  } finally {
+    for (const p of procs) await p.stop();
+    await redis.stop();
+  }
+}
+
+await main();
