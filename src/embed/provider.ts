@@ -1,6 +1,7 @@
 import type { Response } from "undici";
 import type { Config } from "../platform/config.js";
 import { AppError } from "../platform/errors.js";
+import { parseRetryAfterSeconds, retryAfterHeader } from "../platform/http/retry-after.js";
 import { outboundFetch, trustedEndpoint } from "../platform/outbound.js";
 import { hashingEmbedder } from "./hashing.js";
 
@@ -50,7 +51,9 @@ export function openAiCompatibleEmbedder(options: {
       }
       if (!res.ok) await res.body?.cancel().catch(() => undefined);
       if (res.status >= 500 || res.status === 429) {
-        throw new AppError("upstream_unavailable", `The embeddings provider answered ${res.status}.`);
+        throw new AppError("upstream_unavailable", `The embeddings provider answered ${res.status}.`, {
+          headers: retryAfterHeader(parseRetryAfterSeconds(res.headers.get("retry-after"))),
+        });
       }
       if (!res.ok) throw new AppError("upstream_error", `The embeddings provider refused the request (${res.status}).`);
       let body: { data?: { embedding?: unknown; index?: number }[] } | null;

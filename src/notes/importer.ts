@@ -4,6 +4,7 @@ import { ingestContentWith } from "../ingest/service.js";
 import type { DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, type ErrorCode } from "../platform/errors.js";
+import { parseRetryAfterSeconds, retryAfterHeader } from "../platform/http/retry-after.js";
 import { secretBoxFor } from "../platform/secrets.js";
 import { noteSource, PLATFORM, SUMMARY_KIND, summaryOf } from "./mapping.js";
 import { MeetingNotesClient, MeetingNotesError, type Note, PROVIDER_NAME } from "./provider.js";
@@ -18,7 +19,11 @@ import { type ImportedNote, type SyncParams, SyncParams as SyncParamsSchema, typ
  */
 export type NotesDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
 
-/** How a provider failure is answered (DESIGN.md §2: 502 bad answer, 503 unavailable). */
+/**
+ * How a provider failure is answered (DESIGN.md §2: 502 bad answer, 503 unavailable). A 503
+ * carries the provider's own Retry-After when it gave one; otherwise the error handler's
+ * default for an unavailable upstream applies.
+ */
 export function providerFailure(err: MeetingNotesError): AppError {
   switch (err.kind) {
     case "unauthorized":
@@ -27,25 +32,29 @@ export function providerFailure(err: MeetingNotesError): AppError {
         `${err.message} Check the ${PROVIDER_NAME} api_key; this is not a credential error of this service.`,
       );
     case "unavailable":
-      return new AppError("upstream_unavailable", err.message, { headers: { "Retry-After": "30" } });
+      return new AppError("upstream_unavailable", err.message);
     case "rate_limited":
-      return new AppError("upstream_unavailable", err.message, {
-        headers: { "Retry-After": String(err.details.retryAfterSeconds ?? 30) },
-      });
+      return new AppError("upstream_unavailable", err.message, { headers: retryAfterHeader(err.details.retryAfterSeconds) });
     case "bad_status":
       return err.details.status === 503
-        ? new AppError("upstream_unavailable", err.message, { headers: { "Retry-After": "30" } })
+        ? new AppError("upstream_unavailable", err.message, { headers: retryAfterHeader(err.details.retryAfterSeconds) })
         : new AppError("upstream_error", err.message);
     case "malformed":
       return new AppError("upstream_error", err.message);
   }
 }
 
-/** Marks a sync failed with an answerable error, unless it already ended. */
-export async function failSync(db: NotesDeps["db"], syncId: string, code: ErrorCode, detail: string): Promise<void> {
+/** Marks a sync failed with an answerable error (and its Retry-After, if any), unless it already ended. */
+export async function failSync(db: NotesDeps["db"], syncId: string, error: AppError): Promise<void> {
   await db.noteSync.updateMany({
     where: { id: syncId, status: { in: ["queued", "running"] } },
-    data: { status: "failed", errorCode: code, error: detail, finishedAt: new Date() },
+    data: {
+      status: "failed",
+      errorCode: error.code,
+      error: error.message,
+      retryAfterSeconds: parseRetryAfterSeconds(error.headers?.["Retry-After"]) ?? null,
+      finishedAt: new Date(),
+    },
   });
 }
 
@@ -95,7 +104,7 @@ export async function runNoteSync(
   if (!sync || sync.status === "completed" || sync.status === "failed") return { status: "skipped" };
 
   const fail = async (error: AppError): Promise<RunOutcome> => {
-    await failSync(deps.db, sync.id, error.code, error.message);
+    await failSync(deps.db, sync.id, error);
     deps.logger.warn({ syncId: sync.id, code: error.code }, "meeting-note sync failed");
     return { status: "failed", code: error.code };
   };

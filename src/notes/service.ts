@@ -3,6 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { canonicalJson } from "../platform/canonical.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, ERROR_CODES, type ErrorCode, notFound } from "../platform/errors.js";
+import { retryAfterHeader } from "../platform/http/retry-after.js";
 import { deriveJobId } from "../platform/queues.js";
 import { secretBoxFor } from "../platform/secrets.js";
 import { entityForUser } from "../workspaces/access.js";
@@ -26,12 +27,10 @@ export const syncRequestHash = (params: SyncParams) => createHash("sha256").upda
 const notConfigured = () =>
   new AppError("service_unavailable", "Meeting-note import is not configured on this server: the operator must set SECRETS_KEY.");
 
-function storedFailure(code: string | null, detail: string | null): AppError {
-  const known = code !== null && code in ERROR_CODES ? (code as ErrorCode) : "internal_error";
-  const message = detail ?? "The meeting-note import failed.";
-  return known === "upstream_unavailable" || known === "service_unavailable"
-    ? new AppError(known, message, { headers: { "Retry-After": "30" } })
-    : new AppError(known, message);
+/** A stored failure as it is answered: its code and detail, and the provider's Retry-After when it gave one. */
+function storedFailure(row: { errorCode: string | null; error: string | null; retryAfterSeconds: number | null }): AppError {
+  const known = row.errorCode !== null && row.errorCode in ERROR_CODES ? (row.errorCode as ErrorCode) : "internal_error";
+  return new AppError(known, row.error ?? "The meeting-note import failed.", { headers: retryAfterHeader(row.retryAfterSeconds) });
 }
 
 export async function startSync(deps: SyncDeps, userId: string, input: SyncInput): Promise<SyncAnswer> {
@@ -75,7 +74,7 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
       // A failed import may be retried under the same request_id; one retry wins the reset.
       const reset = await deps.db.noteSync.updateMany({
         where: { id: syncId, status: "failed" },
-        data: { status: "queued", error: null, errorCode: null, finishedAt: null },
+        data: { status: "queued", error: null, errorCode: null, retryAfterSeconds: null, finishedAt: null },
       });
       enqueue = reset.count === 1;
     }
@@ -106,11 +105,11 @@ async function waitForSync(deps: SyncDeps, syncId: string, requestId: string, en
   for (;;) {
     const row = await deps.db.noteSync.findUnique({
       where: { id: syncId },
-      select: { status: true, result: true, error: true, errorCode: true },
+      select: { status: true, result: true, error: true, errorCode: true, retryAfterSeconds: true },
     });
     if (!row) throw notFound("Meeting-note sync");
     if (row.status === "completed") return { status: 200, body: row.result as unknown as SyncResult };
-    if (row.status === "failed") throw storedFailure(row.errorCode, row.error);
+    if (row.status === "failed") throw storedFailure(row);
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
       return {
@@ -135,7 +134,7 @@ export async function syncStatus(deps: Pick<AppDeps, "db">, userId: string, requ
   await entityForUser(deps.db, userId, row.entityId);
   if (row.status === "completed") return row.result as unknown as SyncResult;
   if (row.status === "failed") {
-    const failure = storedFailure(row.errorCode, row.error);
+    const failure = storedFailure(row);
     return {
       status: "failed" as const,
       request_id: requestId,

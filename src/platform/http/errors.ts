@@ -4,6 +4,7 @@ import { isDbUnavailable } from "../db.js";
 import { AppError, ValidationFailed } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { isRedisUnavailable } from "../redis.js";
+import { ensureRetryAfter } from "./retry-after.js";
 
 interface BodyParserError {
   type?: string;
@@ -80,6 +81,7 @@ export function errorHandler(logger: Logger, authenticator: Authenticator) {
       return;
     }
     if (httpError.headers) res.set(httpError.headers);
+    ensureRetryAfter(res, httpError.status, httpError.code);
     res.status(httpError.status).json({ detail: httpError.message, code: httpError.code, ...(httpError.extra ?? {}) });
   };
 }

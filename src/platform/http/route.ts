@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { AuthContext, AuthRule } from "../auth.js";
 import { parseInput } from "../validation.js";
 import type { HttpServices } from "./context.js";
+import { ensureRetryAfter } from "./retry-after.js";
 
 /**
  * Routes are data: method, path, credential rule, zod schemas and a handler. `mount`
@@ -87,6 +88,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
       const status = result.status ?? 200;
       if (auth?.key) await services.authenticator.recordKeyUsage(auth, req.method, route.path, status);
       if (result.headers) res.set(result.headers);
+      ensureRetryAfter(res, status);
       if (result.body === undefined) res.status(status).end();
       else res.status(status).json(result.body);
     });

@@ -1,5 +1,6 @@
 import type { Response } from "undici";
 import { AppError } from "../../platform/errors.js";
+import { parseRetryAfterSeconds, retryAfterHeader } from "../../platform/http/retry-after.js";
 import { outboundFetch, trustedEndpoint } from "../../platform/outbound.js";
 import type { ProviderRequest, SearchHit, SearchProvider } from "./types.js";
 
@@ -48,8 +49,12 @@ function parseDate(value: unknown): Date | null {
 
 export function searxngProvider(options: { baseUrl: string; timeoutMs: number }): SearchProvider {
   const name = "searxng";
-  const unavailable = (detail: string, cause?: unknown) =>
-    new AppError("upstream_unavailable", `The search provider '${name}' ${detail}.`, { cause, headers: { "Retry-After": "30" } });
+  // The provider's own Retry-After is passed on; without one the error handler's default applies.
+  const unavailable = (detail: string, cause?: unknown, retryAfter?: string | null) =>
+    new AppError("upstream_unavailable", `The search provider '${name}' ${detail}.`, {
+      cause,
+      headers: retryAfterHeader(parseRetryAfterSeconds(retryAfter)),
+    });
   const bad = (detail: string, cause?: unknown) => new AppError("upstream_error", `The search provider '${name}' ${detail}.`, { cause });
 
   const policy = trustedEndpoint(options.baseUrl);
@@ -67,7 +72,7 @@ export function searxngProvider(options: { baseUrl: string; timeoutMs: number })
         res = await outboundFetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(options.timeoutMs) }, policy);
         if (res.status === 429 || res.status === 503 || res.status === 504) {
           await res.body?.cancel();
-          throw unavailable(`is overloaded or unavailable (HTTP ${res.status})`);
+          throw unavailable(`is overloaded or unavailable (HTTP ${res.status})`, undefined, res.headers.get("retry-after"));
         }
         if (!res.ok) {
           await res.body?.cancel();
