@@ -8,7 +8,7 @@ import { AppError } from "./platform/errors.js";
 import { operatorAuth, queueBoard } from "./platform/http/admin.js";
 import { errorHandler } from "./platform/http/errors.js";
 import { buildOpenApi } from "./platform/http/openapi.js";
-import { mountRoutes } from "./platform/http/route.js";
+import { allowedMethods, mountRoutes } from "./platform/http/route.js";
 import { docsSecurityHeaders, securityHeaders } from "./platform/http/security.js";
 import { createMetrics } from "./platform/metrics.js";
 import { createRateLimiter } from "./platform/rate-limit.js";
@@ -82,7 +82,16 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use(router);
 
-  app.use((req: Request, _res: Response, next: NextFunction) => {
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const allow = allowedMethods(res);
+    if (allow) {
+      next(
+        new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${allow}.`, {
+          headers: { Allow: allow },
+        }),
+      );
+      return;
+    }
     next(new AppError("route_not_found", `No route matches ${req.method} ${req.path}.`));
   });
   app.use(errorHandler(logger, authenticator));

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { optional, withDefault } from "../platform/validation.js";
+import { optional, pathId, withDefault } from "../platform/validation.js";
 
 /**
  * `POST /agent/v1/analysis/run` (spec operation 7, with DESIGN.md §6: `request_id` and
@@ -29,7 +29,7 @@ export const RunBody = z.object({
 });
 export type RunInput = z.output<typeof RunBody>;
 
-export const AnalysisIdParams = z.object({ analysis_id: z.uuid() });
+export const AnalysisIdParams = z.object({ analysis_id: pathId("Analysis") });
 export const EventsQuery = z.object({
   /** For clients that cannot send the Last-Event-ID header; the header wins when both are sent. */
   last_event_id: optional(z.string().regex(/^\d{1,9}$/)),

@@ -3,6 +3,7 @@ import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { notFound } from "../platform/errors.js";
 import { defineRoute } from "../platform/http/route.js";
+import { pathId } from "../platform/validation.js";
 import { isMember } from "../workspaces/access.js";
 import { balance, ledgerEntries } from "./ledger.js";
 
@@ -28,7 +29,7 @@ export const creditRoutes = (deps: AppDeps) => [
     summary: "A workspace's credit balance and its latest ledger entries",
     tags: ["credits"],
     auth: AUTH.full,
-    params: z.object({ workspace_id: z.uuid() }),
+    params: z.object({ workspace_id: pathId("Workspace") }),
     responses: { 200: { description: "Balance and entries", schema: CreditsResponse } },
     handler: async ({ params, auth }) => {
       if (!(await isMember(deps.db, callerId(auth), params.workspace_id))) throw notFound("Workspace");

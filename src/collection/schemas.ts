@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { optional, withDefault } from "../platform/validation.js";
+import { optional, pathId, withDefault } from "../platform/validation.js";
 
 /**
  * Collection jobs (spec operation 2) and the older research-job route. Optional fields
@@ -37,7 +37,7 @@ export const CreateJobBody = z.object({
 });
 export type CreateJobInput = z.output<typeof CreateJobBody>;
 
-export const JobIdParams = z.object({ job_id: z.string().min(1).max(100) });
+export const JobIdParams = z.object({ job_id: pathId("Collection job") });
 
 export const CreateJobResponse = z.object({
   status: z.string().describe("queued, running, completed or failed: the job's status when answered"),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Platform } from "../ingest/vocabulary.js";
-import { optional, withDefault } from "../platform/validation.js";
+import { optional, pathId, withDefault } from "../platform/validation.js";
 
 /** An entity is a tracked company, product or competitor; evidence is stored per entity. */
 export const ENTITY_KINDS = ["company", "product", "competitor"] as const;
@@ -43,8 +43,8 @@ export const UpdateEntityBody = z.object({
 });
 export type UpdateEntityInput = z.output<typeof UpdateEntityBody>;
 
-/** Entity ids are strings on the wire; one that is not a visible entity's uuid is a 404. */
-export const EntityIdParams = z.object({ entity_id: z.string().min(1).max(100) });
+/** An entity id that is not a visible entity's uuid is a 404. */
+export const EntityIdParams = z.object({ entity_id: pathId("Entity") });
 
 export const ListEntitiesQuery = z.object({
   workspace_id: z.uuid().optional(),

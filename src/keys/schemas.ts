@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { API_KEY_SCOPES } from "../platform/auth.js";
-import { queryInt } from "../platform/validation.js";
+import { pathId, queryInt } from "../platform/validation.js";
 
 export const ApiKeyScopeSchema = z.enum(API_KEY_SCOPES);
 
@@ -15,7 +15,7 @@ export const CreateKeyBody = z.object({
     .transform((v) => [...new Set(v ?? ["ingest" as const])]),
 });
 
-export const KeyIdParams = z.object({ key_id: z.uuid() });
+export const KeyIdParams = z.object({ key_id: pathId("API key") });
 
 export const UsageQuery = z.object({
   limit: queryInt(1, 1000).optional(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isoDateTimeString } from "../platform/dates.js";
-import { optional, withDefault } from "../platform/validation.js";
+import { optional, pathId, withDefault } from "../platform/validation.js";
 import { FOLDER_ID_PATTERN } from "./provider.js";
 
 /**
@@ -34,7 +34,7 @@ export const SyncParams = z.object({
 });
 export type SyncParams = z.infer<typeof SyncParams>;
 
-export const SyncStatusParams = z.object({ request_id: z.string().min(8).max(128) });
+export const SyncStatusParams = z.object({ request_id: pathId("Meeting-note sync", z.string().min(8).max(128)) });
 
 export const ImportedNote = z.object({
   note_id: z.string(),

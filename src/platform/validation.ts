@@ -145,6 +145,20 @@ export function parseInput<S extends z.ZodType>(schema: S, data: unknown, locati
 }
 
 /**
+ * Ids in request paths. A value an id parameter's schema refuses names no resource, so it
+ * answers as an unknown id does: 404 `not_found` ("<resource> was not found."), never a
+ * 422. `mountRoutes` applies the rule to every parameter declared here.
+ */
+export const pathIds = z.registry<{ resource: string }>();
+
+/** A path parameter naming one `resource` (a uuid unless `schema` says otherwise). */
+export function pathId(resource: string): z.ZodUUID;
+export function pathId<S extends z.ZodType<string>>(resource: string, schema: S): S;
+export function pathId(resource: string, schema: z.ZodType<string> = z.uuid()): z.ZodType<string> {
+  return schema.register(pathIds, { resource });
+}
+
+/**
  * An optional request field that also accepts `null`, read as absent (the reference
  * server's behaviour that existing clients rely on).
  */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pathId } from "../platform/validation.js";
 
 export const IDEMPOTENCY_KEY = z
   .string()
@@ -14,7 +15,7 @@ export const CreateRunBody = z.object({
 });
 export type CreateRunInput = z.output<typeof CreateRunBody>;
 
-export const RunParams = z.object({ entity_id: z.uuid(), skill_id: z.uuid(), run_id: z.uuid() });
+export const RunParams = z.object({ entity_id: pathId("Entity"), skill_id: pathId("Skill"), run_id: pathId("Run") });
 
 export const RunRecord = z.object({
   id: z.uuid(),

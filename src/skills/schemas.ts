@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { ObjectiveInput } from "../onboarding/schemas.js";
-import { optional } from "../platform/validation.js";
+import { optional, pathId } from "../platform/validation.js";
 
 export const MAX_SKILLS = 5;
 
-export const EntityParams = z.object({ entity_id: z.uuid() });
-export const SkillParams = z.object({ entity_id: z.uuid(), skill_id: z.uuid() });
+export const EntityParams = z.object({ entity_id: pathId("Entity") });
+export const SkillParams = z.object({ entity_id: pathId("Entity"), skill_id: pathId("Skill") });
 
 /** A skill as sent to PUT: an objective, plus the id of an existing skill to keep it in place. */
 export const SkillInput = ObjectiveInput.extend({ skill_id: optional(z.uuid()) });

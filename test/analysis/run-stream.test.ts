@@ -265,7 +265,8 @@ describe("access", () => {
       .set("Authorization", `Bearer ${tenant.token}`);
     expect(unknown.status).toBe(404);
     const malformed = await h.http.get("/agent/v1/analysis/not-a-uuid").set("Authorization", `Bearer ${tenant.token}`);
-    expect(malformed.status).toBe(422);
+    expect(malformed.status).toBe(404);
+    expect(malformed.body.code).toBe("not_found");
   });
 
   it("ids the caller cannot see answer 404 and start nothing", async () => {

@@ -133,8 +133,8 @@ describe("revocation and usage", () => {
     expect(list.body.keys.some((k: { id: string }) => k.id === created.body.key.id)).toBe(false);
 
     const badId = await h.http.delete("/api/user/keys/not-a-uuid").set("Authorization", `Bearer ${alice}`);
-    expect(badId.status).toBe(422);
-    expect(badId.body.detail[0]).toMatchObject({ loc: ["path", "key_id"], type: "uuid_parsing" });
+    expect(badId.status).toBe(404);
+    expect(badId.body).toEqual({ detail: "API key was not found.", code: "not_found" });
   });
 
   it("pages usage records and validates the paging parameters", async () => {

@@ -1,7 +1,8 @@
-import type { Request, Response, Router } from "express";
+import type { NextFunction, Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { AuthContext, AuthRule } from "../auth.js";
-import { parseInput } from "../validation.js";
+import { type AppError, notFound, ValidationFailed } from "../errors.js";
+import { parseInput, pathIds } from "../validation.js";
 import type { HttpServices } from "./context.js";
 import { ensureRetryAfter } from "./retry-after.js";
 
@@ -75,9 +76,12 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
       if (auth) res.set("Cache-Control", "no-store");
       await services.rateLimit(req, auth);
 
-      const params = route.params ? parseInput(route.params, req.params, "path") : req.params;
+      const path = route.params ? parsePath(route.params, req.params) : { params: req.params };
       const query = route.query ? parseInput(route.query, req.query ?? {}, "query") : req.query;
       const body = route.body ? parseInput(route.body, req.body, "body") : undefined;
+      // A malformed id is an unknown id: 404, after the rest of the request was checked.
+      if (path.missing) throw path.missing;
+      const params = path.params;
 
       const result = await route.handler({ body, query, params, auth, req, res });
       if (result === undefined || res.headersSent) {
@@ -92,5 +96,51 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
       if (result.body === undefined) res.status(status).end();
       else res.status(status).json(result.body);
     });
+  }
+
+  // A request no route took for its method: note the methods every matching path serves,
+  // so the final handler answers 405 with `Allow` (or 404 when no path matches at all).
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const methods = methodsByPath.get(route.path) ?? new Set<string>();
+    methods.add(route.method.toUpperCase());
+    if (route.method === "get") methods.add("HEAD");
+    methodsByPath.set(route.path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    router.all(path, (_req: Request, res: Response, next: NextFunction) => {
+      const allowed = (res.locals.allowedMethods as Set<string> | undefined) ?? new Set<string>();
+      for (const method of methods) allowed.add(method);
+      res.locals.allowedMethods = allowed;
+      next();
+    });
+  }
+}
+
+const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
+
+/** The `Allow` value for a request that matched paths but none of their methods, if it did. */
+export function allowedMethods(res: Response): string | undefined {
+  const allowed = res.locals.allowedMethods as Set<string> | undefined;
+  if (!allowed || allowed.size === 0) return undefined;
+  return METHOD_ORDER.filter((m) => allowed.has(m)).join(", ");
+}
+
+/**
+ * Path parameters. A value an id parameter (`pathId`) refuses names nothing: it comes back
+ * as the 404 an unknown id answers. Any other refused parameter is a 422.
+ */
+function parsePath(schema: z.ZodType, raw: unknown): { params: unknown; missing?: AppError } {
+  try {
+    return { params: parseInput(schema, raw, "path") };
+  } catch (err) {
+    if (!(err instanceof ValidationFailed)) throw err;
+    const shape = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape ?? {};
+    const resources = err.issues.map((issue) => {
+      const field = shape[String(issue.loc[1])];
+      return field ? pathIds.get(field)?.resource : undefined;
+    });
+    if (resources.length === 0 || resources.some((r) => r === undefined)) throw err;
+    return { params: undefined, missing: notFound(resources[0] as string) };
   }
 }
