@@ -1,14 +1,28 @@
-import { AUTH, callerId } from "../platform/auth.js";
+import { AUTH, type AuthContext, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
 import { deriveJobId } from "../platform/queues.js";
 import { parseLastEventId } from "../platform/sse.js";
 import { relayAnalysis } from "./relay.js";
 import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION, TERMINAL_STATUSES } from "./schemas.js";
-import { analysisForUser, startAnalysis, toAnalysisRecord } from "./service.js";
+import { readableAnalysis, startAnalysis, toAnalysisRecord } from "./service.js";
 
 const tags = ["analysis"];
 const SSE = "text/event-stream";
+
+/**
+ * The reads take what a collection job's create and poll take (a bearer, an `ingest` or a
+ * `*` key), so every link a job hands out can be followed with the credential that created
+ * it; an `ingest` key reads only analyses its collection jobs started (see the service).
+ */
+const reader = (auth: AuthContext | undefined) => ({
+  userId: callerId(auth),
+  ingestOnly: auth?.via === "key" && !(auth.key?.scopes ?? []).includes("*"),
+});
+const readResponses = {
+  403: { description: "An ingest key, and the analysis was not started by one of the caller's collection jobs (insufficient_scope)" },
+  404: { description: "Unknown or not the caller's" },
+};
 
 export const analysisRoutes = (deps: AppDeps) => [
   defineRoute({
@@ -51,23 +65,23 @@ export const analysisRoutes = (deps: AppDeps) => [
     path: "/agent/v1/analysis/:analysis_id",
     summary: "Read an analysis: its status and, once finished, its result",
     tags,
-    auth: AUTH.full,
+    auth: AUTH.ingest,
     params: AnalysisIdParams,
-    responses: { 200: { description: "The analysis", schema: AnalysisRecord }, 404: { description: "Unknown or not the caller's" } },
-    handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await analysisForUser(deps.db, callerId(auth), params.analysis_id)) }),
+    responses: { 200: { description: "The analysis", schema: AnalysisRecord }, ...readResponses },
+    handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await readableAnalysis(deps.db, reader(auth), params.analysis_id)) }),
   }),
   defineRoute({
     method: "get",
     path: "/agent/v1/analysis/:analysis_id/events",
     summary: "Replay an analysis's event stream (SSE) after Last-Event-ID, continuing live while it runs",
     tags,
-    auth: AUTH.full,
+    auth: AUTH.ingest,
     params: AnalysisIdParams,
     query: EventsQuery,
     headers: [{ name: "Last-Event-ID", required: false, description: "Resume after this event id (sequence number)" }],
-    responses: { 200: { description: STREAM_DESCRIPTION, contentType: SSE }, 404: { description: "Unknown or not the caller's" } },
+    responses: { 200: { description: STREAM_DESCRIPTION, contentType: SSE }, ...readResponses },
     handler: async ({ params, query, auth, req, res }) => {
-      const analysis = await analysisForUser(deps.db, callerId(auth), params.analysis_id);
+      const analysis = await readableAnalysis(deps.db, reader(auth), params.analysis_id);
       const header = req.headers["last-event-id"];
       const afterSeq = header !== undefined ? parseLastEventId(header) : parseLastEventId(query.last_event_id);
       await relayAnalysis(deps, res, analysis.id, { afterSeq, headers: { "X-Analysis-Id": analysis.id } });

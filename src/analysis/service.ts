@@ -1,7 +1,7 @@
 import type { Analysis } from "../generated/prisma/client.js";
 import { type Db, isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { entityForUser, projectForUser, visibleWorkspaceIds } from "../workspaces/access.js";
+import { entityForUser, isUuid, projectForUser, visibleWorkspaceIds } from "../workspaces/access.js";
 import type { AnalysisRecord, RunInput } from "./schemas.js";
 
 /**
@@ -86,6 +86,34 @@ function reuse(existing: Analysis, input: RunInput, providedSources: string[]): 
 export async function analysisForUser(db: Db, userId: string, analysisId: string): Promise<Analysis> {
   const row = await db.analysis.findFirst({ where: { id: analysisId, userId } });
   if (!row) throw notFound("Analysis");
+  return row;
+}
+
+/** The `request_id` of the analysis a collection job continues into (src/collection/analysis.ts). */
+export const COLLECTION_JOB_REQUEST_PREFIX = "collection-job:";
+
+/** Whether the analysis is the one a collection job of its owner started. */
+async function startedByCollectionJob(db: Db, row: Analysis): Promise<boolean> {
+  const jobId = row.requestId?.startsWith(COLLECTION_JOB_REQUEST_PREFIX) ? row.requestId.slice(COLLECTION_JOB_REQUEST_PREFIX.length) : "";
+  if (!isUuid(jobId)) return false;
+  const job = await db.collectionJob.findUnique({ where: { id: jobId }, select: { userId: true, analysisId: true } });
+  return job !== null && job.userId === row.userId && job.analysisId === row.id;
+}
+
+/**
+ * An analysis read (record or event stream). Anyone who may create a collection job may
+ * follow the links it hands out, so a caller whose credential only ingests (an `ingest`
+ * key) reads the analyses its collection jobs started; every other analysis needs a
+ * bearer or a `*` key. Ownership is checked first: another user's analysis is a 404.
+ */
+export async function readableAnalysis(db: Db, caller: { userId: string; ingestOnly: boolean }, analysisId: string): Promise<Analysis> {
+  const row = await analysisForUser(db, caller.userId, analysisId);
+  if (caller.ingestOnly && !(await startedByCollectionJob(db, row))) {
+    throw new AppError(
+      "insufficient_scope",
+      "An ingest key reads only the analyses its collection jobs started; this analysis needs a user bearer or a key with the '*' scope.",
+    );
+  }
   return row;
 }
 

@@ -1,5 +1,5 @@
 import type { RunInput } from "../analysis/schemas.js";
-import { startAnalysis as createAnalysis } from "../analysis/service.js";
+import { COLLECTION_JOB_REQUEST_PREFIX, startAnalysis as createAnalysis } from "../analysis/service.js";
 import type { AppDeps } from "../platform/deps.js";
 import { deriveJobId } from "../platform/queues.js";
 
@@ -27,7 +27,7 @@ export async function startAnalysis(
     question: analysisQuestion(job.objective, job.questions),
     entity_id: job.entityId,
     depth: job.depth === "deep" ? "deep" : "brief",
-    request_id: `collection-job:${job.id}`,
+    request_id: `${COLLECTION_JOB_REQUEST_PREFIX}${job.id}`,
     // The analysis scope filters stored rows by these platform names as they are.
     platforms: job.platforms as RunInput["platforms"],
     project_id: undefined,
