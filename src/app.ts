@@ -72,7 +72,9 @@ export function createApp(deps: AppDeps): Express {
     }
     next();
   });
-  app.use(express.json({ limit: config.BODY_LIMIT, type: ["application/json", "application/*+json"] }));
+  // Any JSON value parses (not only objects and lists), so a body of `null` or `"x"` is
+  // refused by the route's schema ("should be a JSON object"), not as malformed JSON.
+  app.use(express.json({ limit: config.BODY_LIMIT, strict: false, type: ["application/json", "application/*+json"] }));
 
   const router = express.Router();
   mountRoutes(router, routes, {

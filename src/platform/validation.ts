@@ -5,13 +5,33 @@ export type InputLocation = "body" | "query" | "path" | "header";
 
 type Issue = z.core.$ZodIssue & { input?: unknown };
 
-function describeIssue(issue: Issue): { msg: string; type: string } {
+const EXPECTED_INTEGER = "Input should be a valid integer";
+
+/** True for a number schema that only takes integers (`z.int()`, `z.number().int()`). */
+function isIntegerSchema(inst: unknown): boolean {
+  const def = (inst as { _zod?: { def?: { format?: unknown; checks?: { _zod: { def: { check?: string; format?: unknown } } }[] } } })?._zod
+    ?.def;
+  const isInt = (format: unknown) => typeof format === "string" && format.includes("int");
+  return isInt(def?.format) || (def?.checks ?? []).some((c) => c._zod.def.check === "number_format" && isInt(c._zod.def.format));
+}
+
+/**
+ * zod reports a string sent for an integer field as "expected number", like any number
+ * field; the schema that raised it still knows it takes integers only, so say so.
+ */
+const issueMessages: z.core.$ZodErrorMap = (issue) =>
+  issue.code === "invalid_type" && issue.expected === "number" && isIntegerSchema(issue.inst) ? EXPECTED_INTEGER : undefined;
+
+function describeIssue(issue: Issue, location: InputLocation): { msg: string; type: string } {
   switch (issue.code) {
     case "invalid_type": {
-      if (issue.input === undefined) return { msg: "Field required", type: "missing" };
+      const wholeBody = location === "body" && issue.path.length === 0;
+      if (issue.input === undefined) return { msg: wholeBody ? "A JSON object body is required" : "Field required", type: "missing" };
       const expected = String(issue.expected);
-      if (expected === "int") return { msg: "Input should be a valid integer", type: "int_type" };
-      if (expected === "object" || expected === "record") return { msg: "Input should be a valid object", type: "model_type" };
+      if (expected === "int" || issue.message === EXPECTED_INTEGER) return { msg: EXPECTED_INTEGER, type: "int_type" };
+      if (expected === "object" || expected === "record") {
+        return { msg: wholeBody ? "The request body should be a JSON object" : "Input should be a valid object", type: "model_type" };
+      }
       if (expected === "array") return { msg: "Input should be a valid list", type: "list_type" };
       if (expected === "boolean") return { msg: "Input should be a valid boolean", type: "bool_type" };
       if (expected === "number") return { msg: "Input should be a valid number", type: "float_type" };
@@ -67,7 +87,7 @@ function describeIssue(issue: Issue): { msg: string; type: string } {
 
 export function toValidationIssues(error: z.ZodError, location: InputLocation): ValidationIssue[] {
   return (error.issues as Issue[]).map((issue) => {
-    const { msg, type } = describeIssue(issue);
+    const { msg, type } = describeIssue(issue, location);
     return { loc: [location, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))], msg, type };
   });
 }
@@ -135,7 +155,7 @@ const UNSAFE: Record<UnsafeKind, { msg: string; type: string }> = {
 
 /** Parses input against a schema, throwing the spec's 422 shape with `loc` rooted at `location`. */
 export function parseInput<S extends z.ZodType>(schema: S, data: unknown, location: InputLocation): z.output<S> {
-  const result = schema.safeParse(data, { reportInput: true });
+  const result = schema.safeParse(data, { reportInput: true, error: issueMessages });
   if (!result.success) throw new ValidationFailed(toValidationIssues(result.error, location));
   const unsafe = findUnsafeInput(result.data);
   if (unsafe.length > 0) {
