@@ -1,12 +1,14 @@
 import { codePointIndexer, sliceCodePoints } from "../enrichment/opinions.js";
 import type { Db } from "../platform/db.js";
+import { isEvidenceRow } from "./scope.js";
 
 /**
  * The one gate every quote passes before anyone sees it, whoever proposed it (the
  * extractive engine or a language model): the cited row is re-read from content_store
  * and the quote is kept only if it is a verbatim substring of that row's content. So a
  * quote can never come from knowledge (meeting summaries live in `knowledge`, not in
- * content_store, and content_store rows of kind `summary` are refused too), from a row
+ * content_store, and content_store rows of kind `summary` are refused too), from a row that
+ * only describes its material (a meeting note's own row: see `isEvidenceRow`), from a row
  * outside the caller's workspaces, or from the proposer's imagination.
  */
 export interface QuoteCandidate {
@@ -57,6 +59,7 @@ export async function verifyQuotes(db: Db, candidates: QuoteCandidate[], allowed
             author: true,
             publishedAt: true,
             kind: true,
+            metadata: true,
             workspaceId: true,
             entityId: true,
           },
@@ -84,7 +87,7 @@ export async function verifyQuotes(db: Db, candidates: QuoteCandidate[], allowed
     let reason: DropReason | undefined;
     if (!row) reason = "not_stored_original";
     else if (!workspaces.has(row.workspaceId)) reason = "out_of_scope";
-    else if (row.kind === "summary") reason = "not_quotable";
+    else if (!isEvidenceRow(row)) reason = "not_quotable";
     else if (quote.trim().length < MIN_QUOTE_CHARS) reason = "empty";
     if (reason || !row) {
       dropped.push({ candidate, reason: reason ?? "not_stored_original" });

@@ -78,7 +78,14 @@ export async function retrieve(
     "text",
   );
   add(vectorIds, "vector");
-  if (scope.contentIds) add(scope.contentIds, "provided");
+  if (scope.contentIds) {
+    // Provided rows are kept whatever their rank, but only those the scope admits (visible, and evidence).
+    const admitted = new Set((await db.$queryRaw<{ id: string }[]>`SELECT c.id FROM content_store c WHERE ${condition}`).map((r) => r.id));
+    add(
+      scope.contentIds.filter((id) => admitted.has(id)),
+      "provided",
+    );
+  }
 
   const ids = [...fused.keys()];
   if (ids.length === 0) return { rows: [], inScopeByPlatform, limitations };

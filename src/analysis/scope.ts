@@ -1,3 +1,4 @@
+import { NOTE_ROW_KIND } from "../notes/mapping.js";
 import { type Db, Prisma } from "../platform/db.js";
 import { visibleWorkspaceIds } from "../workspaces/access.js";
 import type { SearchMode } from "./schemas.js";
@@ -15,6 +16,9 @@ import type { SearchMode } from "./schemas.js";
  * - user_first: every platform, first-party rows ranked ahead of public ones.
  * `platforms` (reddit, twitter, github, news = web + hackernews) narrows further.
  * `provided_sources` names the rows exactly; mode and platforms do not apply to them.
+ *
+ * In every mode, only rows that say something are evidence: never a summary, nor a row
+ * that only describes where the evidence came from (see `isEvidenceRow`).
  */
 export const FIRST_PARTY_PLATFORMS = ["meetingnotes", "slack", "agent", "claude_code", "codex"] as const;
 const AGENT_PLATFORMS = ["agent", "claude_code", "codex"];
@@ -115,9 +119,28 @@ export async function resolveScope(db: Db, request: ScopeRequest): Promise<Analy
   };
 }
 
+/**
+ * Stored rows that are never evidence: summaries (kind `summary`), and rows whose
+ * `metadata.kind` marks them as a description of their material rather than part of it:
+ * a meeting note's own row (title, date, owner, attendees, calendar event), whose
+ * transcript utterances are the evidence.
+ */
+const NOT_EVIDENCE_ROW_KINDS = ["summary"];
+const NOT_EVIDENCE_METADATA_KINDS = [NOTE_ROW_KIND];
+
+export function isEvidenceRow(row: { kind: string; metadata: unknown }): boolean {
+  if (NOT_EVIDENCE_ROW_KINDS.includes(row.kind)) return false;
+  const kind = row.metadata !== null && typeof row.metadata === "object" ? (row.metadata as { kind?: unknown }).kind : undefined;
+  return !(typeof kind === "string" && NOT_EVIDENCE_METADATA_KINDS.includes(kind));
+}
+
+/** `isEvidenceRow` as SQL over alias `c`. */
+export const evidenceRowCondition = () =>
+  Prisma.sql`c.kind <> ALL(${NOT_EVIDENCE_ROW_KINDS}::text[]) AND coalesce(c.metadata->>'kind', '') <> ALL(${NOT_EVIDENCE_METADATA_KINDS}::text[])`;
+
 /** The SQL condition (over alias `c`) for rows in scope. */
 export function scopeCondition(scope: AnalysisScope): Prisma.Sql {
-  const parts: Prisma.Sql[] = [Prisma.sql`c.workspace_id = ANY(${scope.workspaceIds}::uuid[])`, Prisma.sql`c.kind <> 'summary'`];
+  const parts: Prisma.Sql[] = [Prisma.sql`c.workspace_id = ANY(${scope.workspaceIds}::uuid[])`, evidenceRowCondition()];
   if (scope.entityIds) parts.push(Prisma.sql`c.entity_id = ANY(${scope.entityIds}::uuid[])`);
   if (scope.platforms) parts.push(Prisma.sql`c.platform = ANY(${scope.platforms}::text[])`);
   if (scope.excludeFirstParty) {

@@ -1,3 +1,4 @@
+import { linkOrEmpty } from "../platform/links.js";
 import type { Note, Utterance } from "./provider.js";
 
 /**
@@ -11,6 +12,11 @@ import type { Note, Utterance } from "./provider.js";
  */
 export const PLATFORM = "meetingnotes";
 export const SUMMARY_KIND = "meeting_summary";
+/**
+ * `metadata.kind` of a note's own row. It describes the meeting (title, date, people,
+ * calendar event) rather than saying anything in it, so analyses never take it as evidence.
+ */
+export const NOTE_ROW_KIND = "meeting_note";
 /** Longest comment text the ingest accepts; longer utterances are stored in parts. */
 export const MAX_UTTERANCE_CHARS = 50_000;
 
@@ -85,13 +91,13 @@ export function noteSource(note: Note, includeTranscript: boolean) {
   return {
     id: note.id,
     title: (note.title ?? "").slice(0, 2000),
-    url: (note.web_url ?? "").slice(0, 5000),
+    url: (note.web_url ?? "").length <= 5000 ? linkOrEmpty(note.web_url) : "",
     platform: PLATFORM,
     content: noteHeader(note).slice(0, 500_000),
     author: personLabel(note.owner).slice(0, 500),
     published_at: note.created_at,
     metadata: {
-      kind: "meeting_note",
+      kind: NOTE_ROW_KIND,
       note_id: note.id,
       created_at: note.created_at,
       updated_at: note.updated_at ?? null,
