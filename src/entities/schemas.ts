@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Platform } from "../ingest/vocabulary.js";
+import { linkUrl } from "../platform/links.js";
 import { optional, pathId, withDefault } from "../platform/validation.js";
 
 /** An entity is a tracked company, product or competitor; evidence is stored per entity. */
@@ -8,7 +9,7 @@ export const EntityKind = z.enum(ENTITY_KINDS);
 export type EntityKind = z.infer<typeof EntityKind>;
 
 const Name = z.string().trim().min(1).max(500);
-const Url = z.string().trim().max(5000);
+const Url = linkUrl({ max: 5000, trim: true });
 const Keywords = z.array(z.string().trim().min(1).max(200)).max(100);
 const Platforms = z
   .array(Platform)

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isoDateTime } from "../platform/dates.js";
+import { linkUrl } from "../platform/links.js";
 import { optional, withDefault } from "../platform/validation.js";
 import { CoverageState, Platform } from "./vocabulary.js";
 
@@ -27,7 +28,7 @@ const Metadata = z.record(z.string(), z.unknown());
 
 export const CommentItem = z.object({
   id: optional(z.string().max(500)),
-  url: optional(z.string().max(5000)),
+  url: optional(linkUrl({ max: 5000 })),
   published_at: optional(PublishedAt),
   metadata: optional(Metadata),
   text: z.string().min(1).max(50_000),
@@ -40,7 +41,7 @@ export type CommentItem = z.output<typeof CommentItem>;
 export const SourceItem = z.object({
   id: optional(z.string().max(500)),
   title: withDefault(z.string().max(2000), ""),
-  url: withDefault(z.string().max(5000), ""),
+  url: withDefault(linkUrl({ max: 5000 }), ""),
   platform: Platform,
   content: z.string().min(1).max(500_000),
   author: withDefault(z.string().max(500), ""),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PLATFORMS } from "../ingest/vocabulary.js";
+import { linkUrl } from "../platform/links.js";
 import { optional, withDefault } from "../platform/validation.js";
 
 /**
@@ -21,25 +22,7 @@ const text = (max: number) => z.string().max(max);
 const name = z.string().trim().min(1).max(200);
 
 /** An http(s) URL with a host; "" (or null/absent) means none. */
-const url = withDefault(
-  z
-    .string()
-    .trim()
-    .max(2000)
-    .refine(
-      (value) => {
-        if (value === "") return true;
-        try {
-          const parsed = new URL(value);
-          return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.hostname.length > 0;
-        } catch {
-          return false;
-        }
-      },
-      { message: "Input should be a valid http(s) URL", params: { type: "url_parsing" } },
-    ),
-  "",
-);
+const url = withDefault(linkUrl({ max: 2000, trim: true }), "");
 
 const uniqueList = <T extends z.ZodType>(item: T, max: number) =>
   withDefault(z.array(item).max(max), []).transform((list) => [...new Set(list)] as z.output<T>[]);

@@ -104,7 +104,7 @@ const bounds: Bound[] = [
     name: "source url max 5000",
     loc: [...S, "url"],
     inside: on(src, "url", () => `https://e.com/${counter}/${x(5000 - 15 - String(counter).length)}`),
-    outside: on(src, "url", () => x(5001)),
+    outside: on(src, "url", () => `https://e.com/${x(5001 - 14)}`),
   },
   {
     name: "source content at most 500000",
@@ -140,8 +140,8 @@ const bounds: Bound[] = [
   {
     name: "comment url max 5000",
     loc: [...C, "url"],
-    inside: on(cmt, "url", () => x(5000)),
-    outside: on(cmt, "url", () => x(5001)),
+    inside: on(cmt, "url", () => `https://e.com/${x(5000 - 14)}`),
+    outside: on(cmt, "url", () => `https://e.com/${x(5001 - 14)}`),
   },
   {
     name: "comment text at most 50000",

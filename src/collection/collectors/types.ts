@@ -1,5 +1,6 @@
 import type { Config } from "../../platform/config.js";
 import { isStorableInstant } from "../../platform/dates.js";
+import { linkOrEmpty } from "../../platform/links.js";
 import type { HttpClient } from "./http.js";
 
 /**
@@ -114,7 +115,7 @@ const clip = (s: string, max: number) => (s.length > max ? s.slice(0, max) : s);
 export const bound = {
   id: (s: string | number | null | undefined) => (s === null || s === undefined || s === "" ? null : clip(String(s), 500)),
   title: (s: string | null | undefined) => clip(s ?? "", 2000),
-  url: (s: string | null | undefined) => (s && s.length <= 5000 ? s : ""),
+  url: (s: string | null | undefined) => (s && s.length <= 5000 ? linkOrEmpty(s) : ""),
   author: (s: string | null | undefined, fallback = "") => clip(s || fallback, 500),
   content: (s: string) => clip(s, 500_000),
   comment: (s: string) => clip(s, 50_000),

@@ -1,4 +1,5 @@
 import { type Db, Prisma } from "../../platform/db.js";
+import { linkOrEmpty } from "../../platform/links.js";
 import { visibleWorkspaceIds } from "../../workspaces/access.js";
 import { PRIVATE_PLATFORMS } from "../schemas.js";
 import type { ProviderRequest, SearchHit, SearchProvider } from "./types.js";
@@ -104,7 +105,8 @@ export function storedProvider(db: Db, options: { rankAllUpTo?: number } = {}): 
       rows ??= await run(request, workspaces, undefined);
       return rows.map((r) => ({
         title: r.title,
-        url: r.url,
+        // Rows stored before links were checked may hold other schemes; never answer them as links.
+        url: linkOrEmpty(r.url),
         platform: r.platform,
         snippet: r.snippet,
         contentId: r.id,
