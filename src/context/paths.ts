@@ -1,10 +1,14 @@
+import { codePointLength, isInvisible } from "../platform/text.js";
+
 /**
  * Page paths: stable, user-scoped names such as `projects/acme/pricing-notes`.
  *
  * Normalisation: `/` and `\` both separate segments; leading, trailing and repeated
- * separators, empty segments and `.` segments are dropped; each segment is trimmed and
- * NFC-normalised; case is kept. A `..` segment or a control character is refused rather
- * than resolved, so a path never means something other than what was sent.
+ * separators, empty segments, segments of invisible characters only (zero-width spaces,
+ * bidirectional controls, …: they would look empty) and `.` segments are dropped; each
+ * segment is trimmed and NFC-normalised; case is kept. A `..` segment or a control
+ * character is refused rather than resolved, so a path never means something other than
+ * what was sent. Lengths count code points.
  */
 export const PATH_MAX_INPUT = 1000;
 export const PATH_MAX_LENGTH = 512;
@@ -22,9 +26,9 @@ export function normalisePath(raw: string): PathResult {
   const segments: string[] = [];
   for (const part of raw.normalize("NFC").split(/[/\\]/u)) {
     const segment = part.trim();
-    if (segment === "" || segment === ".") continue;
+    if (isInvisible(segment) || segment === ".") continue;
     if (segment === "..") return { ok: false, message: "Path must not contain '..' segments" };
-    if (segment.length > PATH_MAX_SEGMENT) {
+    if (codePointLength(segment) > PATH_MAX_SEGMENT) {
       return { ok: false, message: `Path segments should have at most ${PATH_MAX_SEGMENT} characters` };
     }
     segments.push(segment);
@@ -32,7 +36,7 @@ export function normalisePath(raw: string): PathResult {
   if (segments.length === 0) return { ok: false, message: "Path must contain at least one segment" };
   if (segments.length > PATH_MAX_DEPTH) return { ok: false, message: `Path should have at most ${PATH_MAX_DEPTH} segments` };
   const path = segments.join("/");
-  if (path.length > PATH_MAX_LENGTH) {
+  if (codePointLength(path) > PATH_MAX_LENGTH) {
     return { ok: false, message: `Path should have at most ${PATH_MAX_LENGTH} characters once normalised` };
   }
   return { ok: true, path };

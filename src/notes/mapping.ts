@@ -1,4 +1,5 @@
 import { linkOrEmpty } from "../platform/links.js";
+import { clipCodePoints, codePointLength, splitCodePoints } from "../platform/text.js";
 import type { Note, Utterance } from "./provider.js";
 
 /**
@@ -62,12 +63,13 @@ export function utteranceComments(note: Note): IngestComment[] {
   (note.transcript ?? []).forEach((u, index) => {
     const text = u.text;
     if (text.trim().length === 0) return;
-    const parts = Math.ceil(text.length / MAX_UTTERANCE_CHARS);
+    const pieces = splitCodePoints(text, MAX_UTTERANCE_CHARS);
+    const parts = pieces.length;
     for (let part = 0; part < parts; part++) {
       out.push({
         id: parts === 1 ? `${note.id}#u${index}` : `${note.id}#u${index}.${part}`,
-        text: text.slice(part * MAX_UTTERANCE_CHARS, (part + 1) * MAX_UTTERANCE_CHARS),
-        author: speakerOf(u).slice(0, 500),
+        text: pieces[part] as string,
+        author: clipCodePoints(speakerOf(u), 500),
         published_at: u.start_time ?? null,
         metadata: {
           kind: "transcript_utterance",
@@ -90,11 +92,11 @@ export function noteSource(note: Note, includeTranscript: boolean) {
   const comments = includeTranscript ? utteranceComments(note) : [];
   return {
     id: note.id,
-    title: (note.title ?? "").slice(0, 2000),
-    url: (note.web_url ?? "").length <= 5000 ? linkOrEmpty(note.web_url) : "",
+    title: clipCodePoints(note.title ?? "", 2000),
+    url: codePointLength(note.web_url ?? "") <= 5000 ? linkOrEmpty(note.web_url) : "",
     platform: PLATFORM,
-    content: noteHeader(note).slice(0, 500_000),
-    author: personLabel(note.owner).slice(0, 500),
+    content: clipCodePoints(noteHeader(note), 500_000),
+    author: clipCodePoints(personLabel(note.owner), 500),
     published_at: note.created_at,
     metadata: {
       kind: NOTE_ROW_KIND,

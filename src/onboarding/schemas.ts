@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PLATFORMS } from "../ingest/vocabulary.js";
 import { linkUrl } from "../platform/links.js";
+import { codePointLength } from "../platform/text.js";
 import { optional, withDefault } from "../platform/validation.js";
 
 /**
@@ -31,7 +32,7 @@ const keywords = uniqueList(z.string().trim().min(1).max(200), MAX_KEYWORDS);
 const platforms = uniqueList(z.enum(PLATFORMS), PLATFORMS.length);
 
 const collectionTargets = withDefault(
-  z.record(z.string(), z.unknown()).refine((value) => JSON.stringify(value).length <= 20_000, {
+  z.record(z.string(), z.unknown()).refine((value) => codePointLength(JSON.stringify(value)) <= 20_000, {
     message: "collection_targets should be at most 20000 characters of JSON",
     params: { type: "value_error" },
   }),

@@ -1,6 +1,7 @@
 import type { Config } from "../../platform/config.js";
 import { isStorableInstant } from "../../platform/dates.js";
 import { linkOrEmpty } from "../../platform/links.js";
+import { clipCodePoints, codePointLength } from "../../platform/text.js";
 import type { HttpClient } from "./http.js";
 
 /**
@@ -109,13 +110,13 @@ export interface Collector {
   fetchPage(input: CollectorInput, cursor: string | null): Promise<CollectedPage>;
 }
 
-const clip = (s: string, max: number) => (s.length > max ? s.slice(0, max) : s);
+const clip = clipCodePoints;
 
 /** Bounds of the ingest request (spec §Limits), applied so a long upstream item never fails a batch. */
 export const bound = {
   id: (s: string | number | null | undefined) => (s === null || s === undefined || s === "" ? null : clip(String(s), 500)),
   title: (s: string | null | undefined) => clip(s ?? "", 2000),
-  url: (s: string | null | undefined) => (s && s.length <= 5000 ? linkOrEmpty(s) : ""),
+  url: (s: string | null | undefined) => (s && codePointLength(s) <= 5000 ? linkOrEmpty(s) : ""),
   author: (s: string | null | undefined, fallback = "") => clip(s || fallback, 500),
   content: (s: string) => clip(s, 500_000),
   comment: (s: string) => clip(s, 50_000),
