@@ -7,6 +7,8 @@ import { optional, pathId, withDefault } from "../platform/validation.js";
  */
 export const SEARCH_MODES = ["knowledge", "multi_source", "web_only", "user_only", "user_first"] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
+/** The mode of a request that names none: every platform. */
+export const DEFAULT_SEARCH_MODE: SearchMode = "multi_source";
 export const ANALYSIS_PLATFORMS = ["reddit", "twitter", "github", "news"] as const;
 export const DEPTHS = ["brief", "deep"] as const;
 export type Depth = (typeof DEPTHS)[number];
@@ -78,7 +80,7 @@ export const AnalysisRecord = z.object({
   analysis_id: z.string(),
   status: z.enum(ANALYSIS_STATUSES),
   question: z.string(),
-  search_mode: z.string().nullable(),
+  search_mode: z.string().describe("The mode the analysis runs with: multi_source when the request named none"),
   platforms: z.array(z.string()),
   depth: z.string(),
   entity_id: z.string().nullable(),

@@ -2,7 +2,7 @@ import type { Analysis } from "../generated/prisma/client.js";
 import { type Db, isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
 import { entityForUser, isUuid, projectForUser, visibleWorkspaceIds } from "../workspaces/access.js";
-import type { AnalysisRecord, RunInput } from "./schemas.js";
+import { type AnalysisRecord, DEFAULT_SEARCH_MODE, type RunInput } from "./schemas.js";
 
 /**
  * Analysis requests and reads. Identity is the verified bearer's user only. A
@@ -17,7 +17,7 @@ export interface Started {
 function sameRequest(row: Analysis, input: RunInput, providedSources: string[]): boolean {
   return (
     row.question === input.question &&
-    (row.searchMode ?? undefined) === input.search_mode &&
+    (row.searchMode ?? DEFAULT_SEARCH_MODE) === (input.search_mode ?? DEFAULT_SEARCH_MODE) &&
     row.depth === input.depth &&
     (row.entityId ?? undefined) === input.entity_id &&
     (row.projectId ?? undefined) === input.project_id &&
@@ -56,7 +56,8 @@ export async function startAnalysis(db: Db, userId: string, input: RunInput): Pr
         projectId: input.project_id ?? null,
         requestId: input.request_id ?? null,
         question: input.question,
-        searchMode: input.search_mode ?? null,
+        // The mode the analysis runs with, also when the request named none.
+        searchMode: input.search_mode ?? DEFAULT_SEARCH_MODE,
         platforms: [...new Set(input.platforms ?? [])],
         depth: input.depth,
         providedSources,
@@ -122,7 +123,8 @@ export function toAnalysisRecord(row: Analysis): AnalysisRecord {
     analysis_id: row.id,
     status: row.status as AnalysisRecord["status"],
     question: row.question,
-    search_mode: row.searchMode,
+    // Rows written before the default was stored hold null: they ran with the default.
+    search_mode: row.searchMode ?? DEFAULT_SEARCH_MODE,
     platforms: row.platforms,
     depth: row.depth,
     entity_id: row.entityId,
