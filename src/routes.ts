@@ -14,6 +14,7 @@ import { notesRoutes } from "./notes/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
 import type { AnyRoute } from "./platform/http/route.js";
+import { routineRoutes } from "./routines/routes.js";
 import { runRoutes } from "./runs/routes.js";
 import { searchRoutes } from "./search/routes.js";
 import { skillRoutes } from "./skills/routes.js";
@@ -37,6 +38,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...collectionRoutes(deps),
     ...skillRoutes(deps),
     ...runRoutes(deps),
+    ...routineRoutes(deps),
     ...creditRoutes(deps),
   ];
 }

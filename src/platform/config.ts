@@ -68,6 +68,11 @@ export const EnvironmentSchema = z
     COLLECTOR_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).default(60000),
     COLLECTOR_ALLOW_PRIVATE_URLS: boolish.default(false),
     TRUST_PROXY: boolish.default(false),
+    // Routines (scheduled skill runs). ROUTINE_HOUR_MS is a test setting: the length of an
+    // "hour" of a routine's interval, so a test can run a daily routine in seconds.
+    ROUTINES_ENABLED: boolish.default(true),
+    ROUTINE_HOUR_MS: z.coerce.number().int().min(1).max(3_600_000).default(3_600_000),
+    ROUTINE_TICK_MS: z.coerce.number().int().min(50).max(3_600_000).default(30_000),
   })
   .superRefine((env, ctx) => {
     if (!env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
@@ -83,6 +88,9 @@ export const EnvironmentSchema = z
         path: ["AUTH_ISSUER"],
         message: "AUTH_JWKS_URL needs AUTH_ISSUER and AUTH_AUDIENCE",
       });
+    }
+    if (env.NODE_ENV === "production" && env.ROUTINE_HOUR_MS !== 3_600_000) {
+      ctx.addIssue({ code: "custom", path: ["ROUTINE_HOUR_MS"], message: "is a test setting; leave it unset in production" });
     }
     if ((env.ADMIN_USER === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
       ctx.addIssue({
