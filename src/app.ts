@@ -13,6 +13,7 @@ import { docsSecurityHeaders, securityHeaders } from "./platform/http/security.j
 import { createMetrics } from "./platform/metrics.js";
 import { createRateLimiter } from "./platform/rate-limit.js";
 import { allRoutes } from "./routes.js";
+import { registerRoutineMetrics } from "./routines/metrics.js";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -24,6 +25,7 @@ export function createApp(deps: AppDeps): Express {
   const rateLimiter = createRateLimiter(deps.redis, config.REDIS_PREFIX, config.RATE_LIMIT_PER_MINUTE, logger);
   const metrics = createMetrics(deps.queues);
   registerCollectionMetrics(metrics.registry, deps.db);
+  registerRoutineMetrics(metrics.registry, deps.db);
   const routes = allRoutes(deps);
   const openapi = buildOpenApi(routes, { version: "1.0.0", ...(config.PUBLIC_BASE_URL ? { serverUrl: config.PUBLIC_BASE_URL } : {}) });
 

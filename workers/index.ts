@@ -1,6 +1,7 @@
 import { loadConfig } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
 import { installShutdown } from "../src/platform/shutdown.js";
+import { startRoutineScheduler } from "../src/routines/scheduler.js";
 import { processors } from "./processors.js";
 import { startWorkers } from "./runtime.js";
 
@@ -8,9 +9,11 @@ import { startWorkers } from "./runtime.js";
 const config = loadConfig();
 const deps = createDeps(config, "worker");
 const handles = startWorkers(deps, processors);
+const routines = startRoutineScheduler(deps);
 deps.logger.info({ queues: handles.workers.map((w) => w.name) }, "worker started");
 
 installShutdown(deps.logger, async () => {
+  await routines.close();
   await handles.close();
   await closeDeps(deps);
 });

@@ -3,6 +3,7 @@ import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
 import { notesSyncProcessor } from "./notes-sync.js";
+import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
 import { workflowRunProcessor } from "./workflow-run.js";
 
@@ -14,4 +15,5 @@ export const processors: ProcessorTable = {
   "context.embed.v1": contextEmbedProcessor,
   "notes.sync.v1": notesSyncProcessor,
   "workflow.run.v1": workflowRunProcessor,
+  "routines.tick.v1": routinesTickProcessor,
 };

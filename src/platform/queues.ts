@@ -10,7 +10,7 @@ import { createRedis, isRedisUnavailable, type Redis, whenReady } from "./redis.
  * Payloads carry ids, not rows, and may only change in ways that still accept jobs
  * queued before a deploy.
  */
-export const QUEUE_NAMES = ["collection", "analysis", "enrichment", "notes-sync", "workflow-run"] as const;
+export const QUEUE_NAMES = ["collection", "analysis", "enrichment", "notes-sync", "workflow-run", "routines"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 const retry = (attempts: number, delay: number): JobsOptions => ({
@@ -51,6 +51,13 @@ export const jobCatalog = {
     queue: "workflow-run",
     schema: z.object({ runId: z.uuid() }),
     options: retry(3, 2000),
+  },
+  "routines.tick.v1": {
+    queue: "routines",
+    // Produced by the routines job scheduler: one dispatch pass over the due routines. The
+    // routines themselves live in PostgreSQL, so a lost or repeated tick changes nothing.
+    schema: z.object({}),
+    options: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 500 } },
   },
 } as const satisfies Record<string, { queue: QueueName; schema: z.ZodType; options: JobsOptions }>;
 

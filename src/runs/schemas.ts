@@ -34,6 +34,9 @@ export const RunRecord = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   finished_at: z.string().nullable(),
+  // Set when a routine started the run: the routine and the occurrence it ran for.
+  routine_id: z.uuid().nullable(),
+  routine_occurrence_at: z.string().nullable(),
   links: z.object({ self: z.string(), analysis: z.string().nullable(), collection_job: z.string().nullable() }),
 });
 export type RunRecord = z.infer<typeof RunRecord>;

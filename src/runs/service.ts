@@ -1,7 +1,8 @@
 import { appendEntry, balance, lockWorkspaceLedger } from "../billing/ledger.js";
+import type { RunScope } from "../billing/pricing.js";
 import { currentScope } from "../billing/quotes.js";
 import { canonicalJson, sha256Hex } from "../platform/canonical.js";
-import type { Db, Prisma } from "../platform/db.js";
+import type { Db, DbTx, Prisma } from "../platform/db.js";
 import { AppError, ValidationFailed } from "../platform/errors.js";
 import { deriveJobId, type Queues } from "../platform/queues.js";
 import { skillForUser } from "../skills/service.js";
@@ -30,6 +31,8 @@ interface RunRow {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  routineId: string | null;
+  routineOccurrenceAt: Date | null;
 }
 
 export function toRunRecord(row: RunRow): RunRecord {
@@ -50,6 +53,8 @@ export function toRunRecord(row: RunRow): RunRecord {
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     finished_at: row.finishedAt?.toISOString() ?? null,
+    routine_id: row.routineId,
+    routine_occurrence_at: row.routineOccurrenceAt?.toISOString() ?? null,
     links: {
       self: `/api/entities/${row.entityId}/skills/${row.skillId}/runs/${row.id}`,
       analysis: row.analysisId ? `/agent/v1/analysis/${row.analysisId}` : null,
@@ -123,34 +128,20 @@ export async function createRun(
           { extra: { balance: available, required: input.max_charge_credits } },
         );
       }
-      const row = await tx.workflowRun.create({
-        data: {
-          skillId: skill.id,
-          entityId: entity.id,
-          workspaceId: entity.workspaceId,
-          userId,
-          quoteId: quote.id,
-          idempotencyKey: params.idempotencyKey,
-          requestHash,
-          scopeHash: input.scope_hash,
-          sourceMode: quote.sourceMode,
-          maxChargeCredits: input.max_charge_credits,
-          estimatedCredits: quote.estimatedCredits,
-          scope: current.scope as unknown as Prisma.InputJsonValue,
-        },
-      });
-      await appendEntry(tx, {
+      const row = await insertQueuedRun(tx, deps.queues, {
+        skillId: skill.id,
+        entityId: entity.id,
         workspaceId: entity.workspaceId,
-        kind: "reserve",
-        amount: -input.max_charge_credits,
-        runId: row.id,
-        note: "reserved up to the approved maximum",
+        userId,
+        quoteId: quote.id,
+        idempotencyKey: params.idempotencyKey,
+        requestHash,
+        scopeHash: input.scope_hash,
+        sourceMode: quote.sourceMode,
+        maxChargeCredits: input.max_charge_credits,
+        estimatedCredits: quote.estimatedCredits,
+        scope: current.scope,
       });
-      const answer = toRunRecord(row);
-      await tx.workflowRun.update({ where: { id: row.id }, data: { response: answer as unknown as Prisma.InputJsonValue } });
-      // Enqueued before commit: if Redis refuses, the transaction rolls back and nothing is reserved.
-      // The processor retries while the row is not yet visible.
-      await deps.queues.enqueue("workflow.run.v1", { runId: row.id }, { jobId: deriveJobId("run", row.id) });
       return { row, replayed: false };
     },
     { timeout: 20_000, maxWait: 10_000 },
@@ -160,6 +151,44 @@ export async function createRun(
     if (again) return again;
   }
   return { status: 202, body: toRunRecord(created.row), replayed: false };
+}
+
+export interface NewRun {
+  skillId: string;
+  entityId: string;
+  workspaceId: string;
+  userId: string;
+  quoteId: string;
+  idempotencyKey: string;
+  requestHash: string;
+  scopeHash: string;
+  sourceMode: string;
+  maxChargeCredits: number;
+  estimatedCredits: number;
+  scope: RunScope;
+  routineId?: string;
+  routineOccurrenceAt?: Date;
+}
+
+/**
+ * Inside the caller's transaction, which holds the workspace's ledger lock and has checked the
+ * balance: the run row, the reservation of its maximum, its stored answer and its job. The job is
+ * enqueued before commit: if Redis refuses, the transaction rolls back and nothing is reserved
+ * (the processor retries while the row is not yet visible).
+ */
+export async function insertQueuedRun(tx: DbTx, queues: Queues, run: NewRun) {
+  const row = await tx.workflowRun.create({ data: { ...run, scope: run.scope as unknown as Prisma.InputJsonValue } });
+  await appendEntry(tx, {
+    workspaceId: run.workspaceId,
+    kind: "reserve",
+    amount: -run.maxChargeCredits,
+    runId: row.id,
+    note: "reserved up to the approved maximum",
+  });
+  const answer = toRunRecord(row);
+  await tx.workflowRun.update({ where: { id: row.id }, data: { response: answer as unknown as Prisma.InputJsonValue } });
+  await queues.enqueue("workflow.run.v1", { runId: row.id }, { jobId: deriveJobId("run", row.id) });
+  return row;
 }
 
 export async function getRun(db: Db, userId: string, params: { entityId: string; skillId: string; runId: string }) {

@@ -127,6 +127,7 @@ describe("interface description and operator pages", () => {
       "collection",
       "enrichment",
       "notes-sync",
+      "routines",
       "workflow-run",
     ]);
     const metrics = await h.http.get("/metrics").auth("operator", "operator-password");
