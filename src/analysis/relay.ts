@@ -58,7 +58,12 @@ export async function relayAnalysis(deps: AppDeps, res: Response, analysisId: st
     }
   };
   const deliver = async (event: StoredEvent) => {
-    if (done || event.seq <= last) return;
+    if (done) return;
+    if (event.seq <= last) {
+      // Sent already, or the client resumed after it: a terminal event still ends the stream.
+      if (TERMINAL_EVENTS.has(event.event)) finish();
+      return;
+    }
     if (event.seq > last + 1) await catchUp(event.seq);
     write(event);
   };

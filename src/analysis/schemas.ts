@@ -34,7 +34,7 @@ export type RunInput = z.output<typeof RunBody>;
 export const AnalysisIdParams = z.object({ analysis_id: pathId("Analysis") });
 export const EventsQuery = z.object({
   /** For clients that cannot send the Last-Event-ID header; the header wins when both are sent. */
-  last_event_id: optional(z.string().regex(/^\d{1,9}$/)),
+  last_event_id: optional(z.string().max(100).regex(/^\d+$/)),
 });
 
 export const ANALYSIS_STATUSES = ["queued", "running", "completed", "partial", "failed"] as const;

@@ -134,9 +134,16 @@ export function openSse(
   };
 }
 
-/** Reads a Last-Event-ID value (header or query); anything but a non-negative integer reads as 0. */
+/** The largest event id a stream can send (sequence numbers are stored as 32-bit integers). */
+export const MAX_EVENT_ID = 2_147_483_647;
+
+/**
+ * Reads a Last-Event-ID value (header or query). A non-negative integer is the last event
+ * the client has; one beyond any event id reads as the largest, so the client resumes after
+ * the end (never from the start). Anything else reads as 0.
+ */
 export function parseLastEventId(value: unknown): number {
   const text = Array.isArray(value) ? value[0] : value;
-  if (typeof text !== "string" || !/^\d{1,9}$/.test(text.trim())) return 0;
-  return Number(text.trim());
+  if (typeof text !== "string" || !/^\d+$/.test(text.trim())) return 0;
+  return Math.min(Number(text.trim()), MAX_EVENT_ID);
 }
