@@ -43,18 +43,19 @@ type RoutineRow = Awaited<ReturnType<DbTx["skillRoutine"]["findUniqueOrThrow"]>>
 export async function dispatchDueRoutines(deps: DispatchDeps, options: { now?: () => Date; seenBy?: string } = {}): Promise<PassResult> {
   const now = options.now ?? (() => new Date());
   const result: PassResult = { dispatched: 0, skipped: 0, failed: 0 };
+  const seenBy = options.seenBy ?? `${hostname()}:${process.pid}`;
   const attempted: string[] = [];
   for (let i = 0; i < PASS_LIMIT; i++) {
-    const handled = await dispatchNext(deps, attempted, now());
+    const handled = await dispatchNext(deps, attempted, now(), seenBy);
     if (!handled) break;
     result[handled] += 1;
   }
-  await recordHeartbeat(deps.db, options.seenBy ?? `${hostname()}:${process.pid}`);
+  await recordHeartbeat(deps.db, seenBy);
   return result;
 }
 
 /** Claims and handles one due routine not yet attempted in this pass; undefined when none is left. */
-async function dispatchNext(deps: DispatchDeps, attempted: string[], now: Date): Promise<Handled | undefined> {
+async function dispatchNext(deps: DispatchDeps, attempted: string[], now: Date, seenBy: string): Promise<Handled | undefined> {
   let claimed: string | undefined;
   try {
     return await deps.db.$transaction(
@@ -70,7 +71,7 @@ async function dispatchNext(deps: DispatchDeps, attempted: string[], now: Date):
         claimed = id;
         attempted.push(id);
         const routine = await tx.skillRoutine.findUniqueOrThrow({ where: { id } });
-        return handleOccurrence(tx, deps, routine, now);
+        return handleOccurrence(tx, deps, routine, now, seenBy);
       },
       { timeout: 20_000, maxWait: 10_000 },
     );
@@ -81,7 +82,7 @@ async function dispatchNext(deps: DispatchDeps, attempted: string[], now: Date):
   }
 }
 
-async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRow, now: Date): Promise<Handled> {
+async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRow, now: Date, seenBy: string): Promise<Handled> {
   const due = dueOccurrence(routine.nextRunAt as Date, routine.intervalHours, deps.config.ROUTINE_HOUR_MS, now);
   const base = { tx, deps, routine, due };
 
@@ -183,7 +184,7 @@ async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRo
     },
   });
   deps.logger.info(
-    { routineId: routine.id, skillId: skill.id, runId: run.id, occurrence: occurrenceAt, coalesced: due.coalesced },
+    { routineId: routine.id, skillId: skill.id, runId: run.id, occurrence: occurrenceAt, coalesced: due.coalesced, dispatcher: seenBy },
     "routine run dispatched",
   );
   return "dispatched";

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { jobCatalog, type Queues } from "../platform/queues.js";
+import { whenReady } from "../platform/redis.js";
 import { type DispatchDeps, dispatchDueRoutines, heartbeatAgeMs } from "./dispatch.js";
 
 /**
@@ -20,6 +21,9 @@ export const TICK_SCHEDULER_ID = "routines-dispatch";
 export const STALE_TICKS = 3;
 
 export async function ensureTickScheduler(queues: Queues, tickMs: number, options: { force?: boolean } = {}): Promise<boolean> {
+  // A BullMQ Queue first used while its connection is not ready keeps its failed start for good
+  // (the producer connection does not queue commands), so the queue is only made once it is.
+  if (!(await whenReady(queues.connection, 2000))) throw new Error("Redis is not reachable; the routines job scheduler waits for it");
   const queue = queues.get("routines");
   if (!options.force) {
     const existing = await queue.getJobScheduler(TICK_SCHEDULER_ID);
@@ -44,9 +48,8 @@ export function startRoutineScheduler(deps: DispatchDeps, options: { tickMs?: nu
   const { config, logger } = deps;
   const tickMs = options.tickMs ?? config.ROUTINE_TICK_MS;
   if (!config.ROUTINES_ENABLED) {
-    deps.queues
-      .get("routines")
-      .removeJobScheduler(TICK_SCHEDULER_ID)
+    whenReady(deps.queues.connection, 5000)
+      .then((ready) => (ready ? deps.queues.get("routines").removeJobScheduler(TICK_SCHEDULER_ID) : false))
       .catch((err: unknown) => logger.warn({ err }, "could not remove the routines job scheduler"));
     logger.info("routines are switched off (ROUTINES_ENABLED=false); no dispatch");
     return { close: async () => {} };
