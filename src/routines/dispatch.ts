@@ -146,7 +146,8 @@ async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRo
     workspaceId: entity.workspaceId,
     userId,
     quoteId: quote.id,
-    idempotencyKey: `routine:${routine.id}:${occurrenceAt}`,
+    // Starts with "@", which no client's Idempotency-Key may, so no request can take it first.
+    idempotencyKey: `@routine:${routine.id}:${occurrenceAt}`,
     requestHash: sha256Hex("routine-occurrence-v1", routine.id, occurrenceAt),
     scopeHash: hash,
     sourceMode,
