@@ -5,10 +5,12 @@ import { SignJWT } from "jose";
 import { createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/platform/config.js";
 import { type AppDeps, createDeps } from "../../src/platform/deps.js";
+import { whenReady } from "../../src/platform/redis.js";
 
 /**
  * The real web application on a local port for a benchmark, configured as production
  * (silent logs, no rate limit) on the given database, with a way to mint user bearers.
+ * Like the web process, it waits for Redis before building the app.
  */
 export interface BenchApp {
   config: Config;
@@ -34,6 +36,8 @@ export async function startBenchApp(options: {
     REDIS_PREFIX: options.redisPrefix,
   });
   const deps = createDeps(config, "bench");
+  // As the web process does: queues created (by the admin board) before Redis is ready never enqueue.
+  await whenReady(deps.redis, 5000);
   const server = createApp(deps).listen(0, "127.0.0.1");
   await once(server, "listening");
   const key = new TextEncoder().encode(options.secret);
