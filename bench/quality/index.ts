@@ -27,7 +27,7 @@ const { values: args } = parseArgs({
 
 const TARGETS = { accuracyMargin: 0.05, purity: 0.7, polarityAgreement: 0.8, coverage: 0.75 };
 
-const log = (line = "") => process.stdout.write(`${line}\n`);
+const log = (line = "") => process.stdout.write(`${line.trimEnd()}\n`);
 const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : "n/a");
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
