@@ -165,6 +165,14 @@ export async function buildWorld(
       maxChargeCredits: 0,
     },
   });
+  // A paused routine of the skill, so the routine routes have one to read.
+  await ok(
+    "routine",
+    await h.http
+      .put(`/api/entities/${entityId}/skills/${skillId}/routine`)
+      .set(auth(token))
+      .send({ enabled: false, interval_hours: 24, source_mode: "saved", max_charge_cents: 100, expected_revision: 0 }),
+  );
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
     data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
