@@ -10,10 +10,10 @@ import { expectAllLedgersConsistent, expectLedgerConsistent, onboardCompany } fr
 import { auth, createRoutine, putRoutine, reach, routineRuns, userIdOf } from "./support.js";
 
 /**
- * Dispatch on a compressed clock: an "hour" is 50 ms, so a daily routine comes due every 1.2 s,
+ * Dispatch on a compressed clock: an "hour" is 100 ms, so a daily routine comes due every 2.4 s,
  * and the routines job scheduler ticks every 100 ms.
  */
-const HOUR_MS = 50;
+const HOUR_MS = 100;
 const DAY = 24 * HOUR_MS;
 let h: Harness;
 beforeAll(async () => {
