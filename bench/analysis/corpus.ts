@@ -1,3 +1,5 @@
+import { mulberry32 } from "../recall/corpus.js";
+
 /**
  * A synthetic product-feedback corpus for the analysis scale benchmark: short posts in
  * plain English, each about one to three aspects of a product with a clear polarity, in
@@ -66,6 +68,9 @@ const ASPECTS: { names: string[]; praise: string[]; complaint: string[]; weight:
     weight: 2,
   },
 ];
+/** A seeded generator (Mulberry32), so every run stores the same corpus. */
+export const seeded = mulberry32;
+
 const OPENERS = ["", "Honestly, ", "After a year of daily use, ", "Quick note: ", "Update: ", "I have to say ", "FWIW "];
 const CLOSERS = ["", " Would recommend.", " Not sure I will renew.", " Thanks for listening.", " Please fix this.", " Five stars."];
 const WISHES = [
@@ -74,18 +79,6 @@ const WISHES = [
   "It would be nice if export supported Word.",
   "Would love a calendar integration.",
 ];
-
-/** Mulberry32: a small seeded generator, enough for reproducible text. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const totalWeight = ASPECTS.reduce((n, a) => n + a.weight, 0);
 
