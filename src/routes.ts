@@ -10,6 +10,7 @@ import { exportRoutes } from "./export/routes.js";
 import { healthRoutes } from "./health/routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
 import { keyRoutes } from "./keys/routes.js";
+import { knowledgeRoutes } from "./knowledge/routes.js";
 import { notesRoutes } from "./notes/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
@@ -40,5 +41,6 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...runRoutes(deps),
     ...routineRoutes(deps),
     ...creditRoutes(deps),
+    ...knowledgeRoutes(deps),
   ];
 }

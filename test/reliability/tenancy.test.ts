@@ -6,7 +6,7 @@ import { allRoutes } from "../../src/routes.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { fillPath, type Known, pathParamNames, sampleValid } from "./support/arbitraries.js";
 import { expectDocumented, expectErrorBody, type Listening, listen, type RawResponse, rawRequest } from "./support/http.js";
-import { buildWorld, type World } from "./support/world.js";
+import { buildWorld, WORLD_QUOTE, type World } from "./support/world.js";
 
 /**
  * Tenant isolation across every route that takes an id, in its path, query or body.
@@ -75,11 +75,30 @@ function validRequest(route: AnyRoute, world: World, params: Record<string, stri
   };
   const query = route.query ? ids(minimal(route.query, sampleValid<Record<string, unknown>>(route.query, known(world), 11))) : {};
   const body = route.body ? ids(minimal(route.body, sampleValid<Record<string, unknown>>(route.body, known(world), 11))) : undefined;
+  if (route.path.startsWith("/agent/v1/knowledge/")) knowledgeRequest(route, world, query, body);
   return {
     path: fillPath(route.path, params),
     query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])),
     body,
   };
+}
+
+/**
+ * Knowledge records: a request is valid only in the world record's own scope (its entity), with
+ * citations that quote the stored source verbatim and, for a revision, the revision it revises
+ * (the world's record is at 1: the first revision sent succeeds, the same request again replays,
+ * so each route sends one request id).
+ */
+function knowledgeRequest(route: AnyRoute, world: World, query: Record<string, unknown>, body: Record<string, unknown> | undefined) {
+  for (const value of [query, body]) {
+    if (!value || !("entity_id" in shapeOf(route.method === "get" ? route.query : route.body))) continue;
+    delete value.project_id;
+    value.entity_id = world.entityId;
+  }
+  if (!body) return;
+  if (Array.isArray(body.evidence)) body.evidence = [{ content_id: world.contentId, quote: WORLD_QUOTE }];
+  if (route.method === "put") body.expected_revision = 1;
+  body.request_id = `tenancy-${route.method}-${world.sub}`;
 }
 
 function send(route: AnyRoute, req: Shaped, headers: Record<string, string>): Promise<RawResponse> {

@@ -30,6 +30,9 @@ export interface World {
   ids: Record<string, string[]>;
 }
 
+/** A verbatim quote of the world's stored source (what a knowledge record may cite). */
+export const WORLD_QUOTE = "The pricing page is confusing";
+
 export interface Key {
   id: string;
   raw: string;
@@ -113,6 +116,22 @@ export async function buildWorld(
       }),
   );
   const contentId = ingest.content_ids[0] as string;
+
+  // A knowledge record of the company entity, citing the stored source.
+  const insight = await ok<{ record: { id: string; evidence: { source_revision_id: string }[] } }>(
+    "knowledge record",
+    await h.http
+      .post("/agent/v1/knowledge/insights")
+      .set(auth(token))
+      .send({
+        entity_id: entityId,
+        request_id: randomUUID(),
+        expected_revision: 0,
+        title: "Pricing confuses",
+        summary: "The pricing page is confusing.",
+        evidence: [{ content_id: contentId, quote: WORLD_QUOTE }],
+      }),
+  );
 
   const job = async (route: "collection" | "research") =>
     (
@@ -208,6 +227,8 @@ export async function buildWorld(
     run_id: [run.id],
     key_id: Object.values(keys).map((k) => k.id),
     request_id: [noteRequestId],
+    insight_id: [insight.record.id],
+    source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
   };
   return world;
 }
