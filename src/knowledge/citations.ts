@@ -76,7 +76,7 @@ const sourceNotFound = (loc: Loc): ValidationIssue => ({
 });
 const quoteTooShort = (loc: Loc): ValidationIssue => ({
   loc,
-  msg: `A quote must have at least ${MIN_QUOTE_CHARS} characters besides white space`,
+  msg: `A quote must have at least ${MIN_QUOTE_CHARS} characters once trimmed`,
   type: "quote_too_short",
 });
 const notVerbatim = (loc: Loc, start: number | undefined): ValidationIssue => ({
