@@ -1,6 +1,7 @@
 import { analysisRoutes } from "./analysis/routes.js";
 import { creditRoutes } from "./billing/routes.js";
 import { collectionRoutes } from "./collection/routes.js";
+import { collectionPlanRoutes } from "./collection-plan/routes.js";
 import { connectionRoutes } from "./connection/routes.js";
 import { contextRoutes } from "./context/routes.js";
 import { coverageRoutes } from "./coverage/routes.js";
@@ -37,6 +38,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...coverageRoutes(deps),
     ...exportRoutes(deps),
     ...collectionRoutes(deps),
+    ...collectionPlanRoutes(deps),
     ...skillRoutes(deps),
     ...runRoutes(deps),
     ...routineRoutes(deps),
