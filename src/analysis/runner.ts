@@ -1,6 +1,7 @@
 import { UnrecoverableError } from "bullmq";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
+import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
@@ -100,6 +101,9 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
     await appendEvent(deps, analysisId, "progress", { step: "finalize", status: "running", progress: 0.95 });
     await appendEvent(deps, analysisId, "result", result, async (tx) => {
       await storeInsights(tx, analysisId, row.entityId, output.data, output.entityOf);
+      // Insights become generated knowledge records in the same transaction; their ids join the
+      // result, which appendEvent serialises only after this callback.
+      output.data.knowledge_record_ids = await publishGeneratedRecords(tx, analysisPublication(row, output.data));
       await tx.analysis.update({
         where: { id: analysisId },
         data: { status: output.status, result: result as unknown as Prisma.InputJsonObject, finishedAt: new Date(), error: null },

@@ -73,6 +73,8 @@ export const ResultData = z.object({
   limitations: z.array(z.string()),
   engine: z.enum(["extractive", "llm"]),
   scope: z.record(z.string(), z.unknown()),
+  /** The knowledge record each insight was published as (null: not published), in order; [] without an entity or project. */
+  knowledge_record_ids: z.array(z.string().nullable()).optional(),
 });
 export type ResultData = z.infer<typeof ResultData>;
 
