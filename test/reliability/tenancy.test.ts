@@ -163,7 +163,7 @@ async function expectLikeUnknown(
 
 async function aliceSnapshot() {
   const db = h.deps.db;
-  const [entities, keys, jobs, analyses, runs, content, skills] = await Promise.all([
+  const [entities, keys, jobs, analyses, runs, content, skills, knowledge] = await Promise.all([
     db.entity.findMany({ where: { id: { in: alice.entityIds } }, orderBy: { id: "asc" } }),
     db.apiKey.findMany({ where: { userId: alice.userId }, orderBy: { id: "asc" } }),
     db.collectionJob.findMany({ where: { userId: alice.userId }, orderBy: { id: "asc" } }),
@@ -171,8 +171,11 @@ async function aliceSnapshot() {
     db.workflowRun.findMany({ where: { userId: alice.userId }, orderBy: { id: "asc" } }),
     db.content.count({ where: { workspaceId: alice.workspaceId } }),
     db.skill.findMany({ where: { entityId: { in: alice.entityIds } }, orderBy: { id: "asc" } }),
+    db.knowledgeInsight.findMany({ where: { workspaceId: alice.workspaceId }, orderBy: { id: "asc" } }),
   ]);
-  return JSON.stringify({ entities, keys, jobs, analyses, runs, content, skills }, (_k, v) => (typeof v === "bigint" ? String(v) : v));
+  return JSON.stringify({ entities, keys, jobs, analyses, runs, content, skills, knowledge }, (_k, v) =>
+    typeof v === "bigint" ? String(v) : v,
+  );
 }
 
 describe("tenant isolation", () => {
