@@ -1,7 +1,7 @@
 import { type Db, type DbTx, Prisma } from "../platform/db.js";
 import { notFound } from "../platform/errors.js";
 import { isUuid } from "../workspaces/access.js";
-import { locateQuote, sliceSpan } from "./quotes.js";
+import { sliceSpan } from "./quotes.js";
 import type { EvidenceRecord, InsightRecord, InsightSummary, ListQuery, Origin, Relation, ResolvedEvidence } from "./schemas.js";
 import type { KnowledgeScope } from "./scope.js";
 import { allowedRelations, isAvailable, loadSnapshots, type Snapshot, toSourceSummary } from "./sources.js";
@@ -162,10 +162,6 @@ export async function readInsight(
     unavailable_source_ids: unavailable,
   };
 }
-
-/** Checks that a quote still reads at its offsets in a snapshot (used when rendering). */
-export const quoteResolves = (snapshot: Snapshot | undefined, e: EvidenceRow) =>
-  snapshot !== undefined && isAvailable(snapshot) && locateQuote(snapshot.text ?? "", e.quote, e.startOffset) !== null;
 
 const SORTS = {
   updated_at: Prisma.sql`i.updated_at`,

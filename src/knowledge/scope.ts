@@ -99,6 +99,3 @@ export async function scopeEntityIds(db: Db | DbTx, scope: KnowledgeScope): Prom
   });
   return rows.map((r) => r.id);
 }
-
-/** The record's scope column values. */
-export const scopeColumns = (scope: KnowledgeScope) => ({ entityId: scope.entityId, projectId: scope.projectId, scopeId: scope.id });

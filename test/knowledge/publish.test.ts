@@ -67,7 +67,7 @@ describe("publishing generated records", () => {
     const first = publication();
     const ids = await publish(first);
     expect(ids).toHaveLength(2);
-    const [pricingId, exportId] = ids as string[];
+    const [pricingId, exportId] = ids as [string, string];
     const record = (await read(pricingId)).body.record;
     expect(record).toMatchObject({
       revision: 1,
