@@ -297,7 +297,7 @@ describe("coverage per platform and failure isolation", () => {
     expect(status.errors).toContainEqual({ platform: "reddit", detail: "upstream answered HTTP 403" });
     // A platform without a collector is listed in `errors` with its reason, like a failed one.
     expect(status.errors).toContainEqual({ platform: "twitter", detail: expect.stringMatching(/no twitter collector is configured/) });
-    expect(status.errors.map((e: { platform: string }) => e.platform).sort()).toEqual(["reddit", "twitter"]);
+    expect(status.errors.map((e) => e.platform).sort()).toEqual(["reddit", "twitter"]);
     // A permanent refusal is not retried.
     expect(searches(fakes.reddit, "/search.json", "Refused")).toHaveLength(1);
     expect((await contentRows(h, entity.id, "hackernews")).length).toBeGreaterThan(0);
