@@ -66,6 +66,8 @@ export async function unitsOf(db: Db, rows: RetrievedRow[]): Promise<{ units: Om
           aspect: u.aspect,
           sentiment: u.sentiment,
           label: u.sentimentLabel as SentimentLabel,
+          kind: u.kind === "request" ? "request" : "opinion",
+          terms: u.terms,
         });
       }
     } else {
@@ -80,6 +82,8 @@ export async function unitsOf(db: Db, rows: RetrievedRow[]): Promise<{ units: Om
           aspect: u.aspect,
           sentiment: u.sentiment,
           label: u.label,
+          kind: u.kind,
+          terms: u.terms,
         });
       }
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import type { Db } from "../platform/db.js";
-import { opinionUnits } from "./opinions.js";
+import { ANALYSER_VERSION, opinionUnits } from "./opinions.js";
 
 /**
  * Enrichment of stored originals, run after ingest commits: each row gets an embedding
@@ -55,6 +55,9 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
         aspect: u.aspect,
         sentiment: u.sentiment,
         sentimentLabel: u.label,
+        kind: u.kind,
+        terms: u.terms,
+        analyserVersion: ANALYSER_VERSION,
       })),
     );
 

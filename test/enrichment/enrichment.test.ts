@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedder } from "../../src/embed/provider.js";
-import { opinionUnits, sliceCodePoints } from "../../src/enrichment/opinions.js";
+import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/enrichment/opinions.js";
 import { enrichContent } from "../../src/enrichment/service.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
@@ -75,9 +75,17 @@ describe("enrichment.content.v1", () => {
     const byText = (t: string) => units.find((u) => u.text === t);
     expect(byText("I love the new onboarding flow, it is wonderful!")).toMatchObject({
       sentimentLabel: "positive",
-      aspect: "onboarding flow",
+      aspect: "onboarding",
+      kind: "opinion",
+      analyserVersion: ANALYSER_VERSION,
     });
-    expect(byText("The pricing is awful and I hate it.")).toMatchObject({ sentimentLabel: "negative", aspect: "pricing" });
+    expect(byText("The pricing is awful and I hate it.")).toMatchObject({
+      sentimentLabel: "negative",
+      aspect: "pricing",
+      terms: ["pricing"],
+    });
+    expect(byText("Support answered within an hour.")).toMatchObject({ sentimentLabel: "positive", aspect: "support" });
+    expect(byText("Would recommend to a friend.")).toMatchObject({ sentimentLabel: "positive", kind: "opinion" });
     // Emoji before a unit shift JavaScript offsets but not code-point offsets.
     const dashboard = byText("The dashboard 🚀 loads slowly on mobile.");
     expect(dashboard?.startOffset).toBe(Array.from(TEXTS[1]!).indexOf("T"));

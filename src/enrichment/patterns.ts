@@ -1,0 +1,118 @@
+import type { Token } from "./tokens.js";
+
+/**
+ * The token pattern language of feedback-cues.ts, compiled once. A match answers the
+ * tokens it spans and the ones it consumes (every matched token but those marked `!`).
+ */
+interface Element {
+  test: (t: Token) => boolean;
+  /** Matches a run of one or more tokens (money amounts, durations). */
+  run: boolean;
+  optional: boolean;
+  consume: boolean;
+  /** `^`: only at the start of the clause; matches no token. */
+  anchor: boolean;
+}
+
+export interface Pattern {
+  source: string;
+  elements: Element[];
+}
+
+export interface PatternMatch {
+  start: number;
+  /** Exclusive. */
+  end: number;
+  consumed: number[];
+}
+
+const POS_CLASSES: Record<string, (t: Token) => boolean> = {
+  VERB: (t) => t.pos === "VERB",
+  ADJ: (t) => t.pos === "ADJ",
+  ADV: (t) => t.pos === "ADV",
+  NOUN: (t) => t.pos === "NOUN" || t.pos === "PROPN",
+  NUM: (t) => t.pos === "NUM" || t.type === "number",
+  DET: (t) => t.pos === "DET",
+  PRON: (t) => t.pos === "PRON",
+  ING: (t) => t.pos === "VERB" && t.normal.endsWith("ing"),
+};
+const DURATION_WORDS = new Set(["second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "hr", "mins", "hrs"]);
+const isMoney = (t: Token) => t.entity === "MONEY" || t.type === "currency";
+const isDuration = (t: Token) => t.entity === "DURATION" || DURATION_WORDS.has(t.lemma);
+
+function compileElement(raw: string): Element {
+  let text = raw;
+  const consume = !text.startsWith("!");
+  if (!consume) text = text.slice(1);
+  const optional = text.length > 1 && text.endsWith("?");
+  if (optional) text = text.slice(0, -1);
+  if (text === "^") return { test: () => true, run: false, optional: false, consume: false, anchor: true };
+  if (text === "@MONEY") return { test: isMoney, run: true, optional, consume, anchor: false };
+  if (text === "@DURATION") return { test: isDuration, run: true, optional, consume, anchor: false };
+  if (text.startsWith("@")) {
+    const cls = POS_CLASSES[text.slice(1)];
+    if (!cls) throw new Error(`Unknown pattern class ${text}`);
+    return { test: cls, run: false, optional, consume, anchor: false };
+  }
+  if (text === "*") return { test: () => true, run: false, optional, consume, anchor: false };
+  const negate = text.startsWith("~");
+  if (negate) text = text.slice(1);
+  const [words, pos] = text.split("/");
+  const set = new Set((words ?? "").split("|"));
+  const has = (t: Token) => set.has(t.normal) || set.has(t.lemma);
+  const test = negate ? (t: Token) => !has(t) : pos ? (t: Token) => has(t) && t.pos === pos : has;
+  return { test, run: false, optional, consume, anchor: false };
+}
+
+export function compilePattern(source: string): Pattern {
+  return { source, elements: source.split(/\s+/).filter(Boolean).map(compileElement) };
+}
+
+interface Window {
+  tokens: Token[];
+  from: number;
+  to: number;
+}
+
+function matchFrom(elements: Element[], w: Window, e: number, i: number, consumed: number[]): PatternMatch | null {
+  if (e === elements.length) return { start: -1, end: i, consumed };
+  const el = elements[e]!;
+  if (el.anchor) return i === w.from ? matchFrom(elements, w, e + 1, i, consumed) : null;
+  const token = i < w.to ? w.tokens[i] : undefined;
+  if (token && el.test(token)) {
+    let j = i + 1;
+    if (el.run) while (j < w.to && el.test(w.tokens[j]!)) j++;
+    const taken = el.consume ? [...consumed, ...Array.from({ length: j - i }, (_, k) => i + k)] : consumed;
+    const found = matchFrom(elements, w, e + 1, j, taken);
+    if (found) return found;
+  }
+  return el.optional ? matchFrom(elements, w, e + 1, i, consumed) : null;
+}
+
+/** The first match of `pattern` starting at token `at` (within `[from, to)`), or null. */
+export function matchAt(pattern: Pattern, tokens: Token[], at: number, from = 0, to = tokens.length): PatternMatch | null {
+  const found = matchFrom(pattern.elements, { tokens, from, to }, 0, at, []);
+  if (!found || found.end === at) return null;
+  return { ...found, start: at };
+}
+
+/** Every non-overlapping match of any of `patterns` in `[from, to)`, left to right, first pattern first. */
+export function findAll(patterns: Pattern[], tokens: Token[], from = 0, to = tokens.length): (PatternMatch & { index: number })[] {
+  const out: (PatternMatch & { index: number })[] = [];
+  let at = from;
+  while (at < to) {
+    let hit: (PatternMatch & { index: number }) | null = null;
+    for (const [index, p] of patterns.entries()) {
+      const m = matchAt(p, tokens, at, from, to);
+      if (m) {
+        hit = { ...m, index };
+        break;
+      }
+    }
+    if (hit) {
+      out.push(hit);
+      at = Math.max(hit.end, at + 1);
+    } else at++;
+  }
+  return out;
+}

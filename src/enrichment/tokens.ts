@@ -1,0 +1,99 @@
+import model from "wink-eng-lite-web-model";
+import winkNLP from "wink-nlp";
+import { VALENCE } from "./feedback-cues.js";
+
+/**
+ * Tokens of one sentence from wink-nlp (English lite model): the verbatim text, the
+ * normal (lower-case, contractions expanded: "n't" → "not", "'d" → "would") and lemma
+ * forms, the universal part-of-speech tag, the named-entity type (MONEY, DURATION, …)
+ * and UTF-16 offsets into the sentence. wink-nlp's tokenisation is lossless (each
+ * token's preceding whitespace plus its text rebuild the input exactly), which is what
+ * lets clauses be cut as verbatim slices.
+ */
+export interface Token {
+  text: string;
+  normal: string;
+  lemma: string;
+  pos: string;
+  /** wink-nlp token type: word, number, punctuation, emoji, emoticon, currency, url, … */
+  type: string;
+  entity: string | null;
+  start: number;
+  end: number;
+}
+
+const nlp = winkNLP(model, ["sbd", "negation", "sentiment", "pos", "ner"]);
+const its = nlp.its;
+
+/** The tokens of a sentence, or null if wink-nlp's tokens do not rebuild it exactly. */
+export function tokenize(sentence: string): Token[] | null {
+  // A capitalised first word is tagged as a proper noun ("Terrible pricing …"); tag it
+  // lower-cased (but not "I", "I'm": lower-cased, wink-nlp no longer knows them).
+  const lower = /^\p{Lu}\p{Ll}/u.test(sentence) ? sentence.charAt(0).toLowerCase() + sentence.slice(1) : sentence;
+  const doc = nlp.readDoc(lower);
+  const tokens = doc.tokens();
+  const values = tokens.out(its.value) as string[];
+  const spaces = tokens.out(its.precedingSpaces) as string[];
+  const normals = tokens.out(its.normal) as string[];
+  // The typings of `its.lemma` do not match `out()`; at run time it is a token helper like the others.
+  const lemmas = tokens.out(its.lemma as unknown as typeof its.normal) as string[];
+  const pos = tokens.out(its.pos) as string[];
+  const types = tokens.out(its.type) as string[];
+  const entities: (string | null)[] = values.map(() => null);
+  const spans = doc.entities().out(its.span) as unknown as [number, number][];
+  const kinds = doc.entities().out(its.type) as string[];
+  spans.forEach(([from, to], k) => {
+    for (let i = from; i <= to; i++) entities[i] = kinds[k] ?? null;
+  });
+  const out: Token[] = [];
+  let at = 0;
+  for (let i = 0; i < values.length; i++) {
+    at += (spaces[i] ?? "").length;
+    const value = values[i] ?? "";
+    const start = at;
+    at += value.length;
+    out.push({
+      text: sentence.slice(start, at),
+      normal: (normals[i] ?? value).toLowerCase(),
+      lemma: (lemmas[i] ?? value).toLowerCase(),
+      pos: pos[i] ?? "X",
+      type: types[i] ?? "word",
+      entity: entities[i] ?? null,
+      start,
+      end: at,
+    });
+  }
+  if (at !== sentence.length || out.some((t, i) => t.text.toLowerCase() !== (values[i] ?? "").toLowerCase())) return null;
+  return out;
+}
+
+const winkValence = new Map<string, number>();
+
+/** wink-nlp's lexicon valence of one word (-1..1; 0 when it has none), cached. */
+function lexiconValence(word: string): number {
+  let v = winkValence.get(word);
+  if (v === undefined) {
+    v = word.length > 40 ? 0 : Number(nlp.readDoc(word).out(its.sentiment)) || 0;
+    if (winkValence.size > 50_000) winkValence.clear();
+    winkValence.set(word, v);
+  }
+  return v;
+}
+
+/**
+ * The valence of a token: the product-feedback lexicon (feedback-cues.ts) first, then
+ * wink-nlp's lexicon, by form and then by lemma. A few words carry valence only as
+ * verbs ("like", "work": "I like it", "it works", but not "like a charm", "at work").
+ */
+export function valenceOf(token: Token): number {
+  if ((token.lemma === "like" || token.lemma === "work") && token.pos !== "VERB") return 0;
+  if (token.pos === "INTJ" && token.normal === "well") return 0;
+  const own = VALENCE[token.normal] ?? VALENCE[token.lemma];
+  if (own !== undefined) return own;
+  if (token.type !== "word" && token.type !== "emoji" && token.type !== "emoticon") return 0;
+  const byForm = lexiconValence(token.normal);
+  return byForm !== 0 ? byForm : token.lemma !== token.normal ? lexiconValence(token.lemma) : 0;
+}
+
+export const isWord = (t: Token) => t.type === "word" || t.type === "number";
+export const isPunct = (t: Token) => t.pos === "PUNCT" || t.type === "punctuation";
