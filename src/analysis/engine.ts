@@ -1,24 +1,38 @@
 import type { EmbeddingProvider } from "../embed/provider.js";
 import type { Config } from "../platform/config.js";
 import type { Db } from "../platform/db.js";
+import { extractiveAnswer } from "./answer.js";
+import { mineAspects } from "./aspect-mining.js";
 import { type LlmExcerpt, llmDraft } from "./llm.js";
+import { questionIntent } from "./question.js";
 import { type RetrievedRow, retrieve } from "./retrieval.js";
+import { topUpFromScope } from "./sample.js";
 import type { Depth, ResultData, SearchMode } from "./schemas.js";
 import { resolveScope, scopeIsEmpty } from "./scope.js";
-import { type Assembled, assemble, extractiveAnswer, extractiveInsights, quoteOf } from "./synthesis.js";
-import { clusterThemes, scoreUnits, unitsOf } from "./themes.js";
+import { type Assembled, assemble, extractiveInsights, quoteOf } from "./synthesis.js";
+import { plural } from "./text.js";
+import { buildThemes, scoreUnits, selectThemes, unitsOf } from "./themes.js";
 
 /**
- * The analysis engine: scope → hybrid retrieval → opinion units → themes → insights with
- * verified evidence → answer with numbered citations. Extractive and deterministic by
+ * The analysis engine: scope → hybrid retrieval (topped up from the scope, see sample.ts)
+ * → opinion units → aspects mined across the analysed sources → themes
+ * (aspect, kind, polarity by distinct sources) → insights with verified evidence → an
+ * answer to what was asked, with numbered citations. Extractive and deterministic by
  * default; with a chat model configured, the model writes the prose and its quotes and
  * citations pass the same verification (an unusable model answer falls back to the
  * extractive one, saying so in `limitations`).
+ *
+ * A deep analysis reports every aspect that at least COVERAGE_SHARE of the analysed
+ * sources talk about (at least one source), up to `coverageCap` themes.
  */
-export const DEPTH_LIMITS: Record<Depth, { rows: number; units: number; insights: number; evidence: number; excerpts: number }> = {
-  brief: { rows: 12, units: 40, insights: 3, evidence: 2, excerpts: 20 },
-  deep: { rows: 40, units: 150, insights: 6, evidence: 4, excerpts: 60 },
+export const DEPTH_LIMITS: Record<
+  Depth,
+  { rows: number; insights: number; coverageCap: number | null; evidence: number; excerpts: number }
+> = {
+  brief: { rows: 50, insights: 3, coverageCap: null, evidence: 2, excerpts: 20 },
+  deep: { rows: 1000, insights: 6, coverageCap: 40, evidence: 4, excerpts: 60 },
 };
+export const COVERAGE_SHARE = 0.03;
 /** Fewer distinct cited sources than this makes the result `partial`. */
 export const MIN_SOURCES = 2;
 
@@ -97,37 +111,60 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   limitations.push(...retrieved.limitations);
   if (Object.keys(retrieved.inScopeByPlatform).length === 0)
     return empty(["The scope holds no stored originals (nothing has been collected for it yet)."]);
-  if (retrieved.rows.length === 0) return empty(["No stored original in scope matches the question."], retrieved.inScopeByPlatform);
+  const scopeEntities = await deps.db.entity.findMany({
+    where: { workspaceId: { in: scope.workspaceIds }, ...(scope.entityIds ? { id: { in: scope.entityIds } } : {}) },
+    select: { name: true },
+  });
+  const entityNames = scopeEntities.map((e) => e.name);
+  const intent = questionIntent(request.question, entityNames);
+  const rows = scope.contentIds ? retrieved.rows : await topUpFromScope(deps.db, scope, retrieved.rows, limits.rows, intent.aspects);
+  if (rows.length === 0) return empty(["No stored original in scope matches the question."], retrieved.inScopeByPlatform);
 
   await deps.progress("opinions", 0.4);
-  const { units: rawUnits, computed } = await unitsOf(deps.db, retrieved.rows);
+  const { units: rawUnits, computed } = await unitsOf(deps.db, rows);
   if (computed > 0)
-    limitations.push(`${computed} retrieved row(s) were not enriched yet; their opinion units were computed for this analysis.`);
-  const units = scoreUnits(rawUnits, retrieved.rows, request.question);
+    limitations.push(`${computed} analysed row(s) were not enriched yet; their opinion units were computed for this analysis.`);
+  const units = scoreUnits(rawUnits, rows, request.question);
 
   await deps.progress("themes", 0.55);
-  const entityIds = [...new Set(retrieved.rows.map((r) => r.entityId))];
-  const entities = await deps.db.entity.findMany({ where: { id: { in: entityIds } }, select: { name: true } });
-  const themes = clusterThemes(
-    units,
-    request.question,
-    limits.units,
-    entities.map((e) => e.name),
+  const model = mineAspects(units, entityNames, rows.length);
+  const themes = buildThemes(units, model, intent);
+  const coverageMin = Math.max(1, Math.ceil(COVERAGE_SHARE * rows.length));
+  const reported = selectThemes(
+    themes,
+    intent,
+    limits.insights,
+    limits.coverageCap === null ? undefined : { minSources: coverageMin, cap: limits.coverageCap },
   );
-  const platformOf = new Map(retrieved.rows.map((r) => [r.id, r.platform]));
-  const drafts = extractiveInsights(themes, platformOf, limits.insights, limits.evidence);
+  const reportedAspects = new Set(reported.map((t) => t.aspect));
+  const left = new Set(themes.filter((t) => t.mentions >= coverageMin && !reportedAspects.has(t.aspect)).map((t) => t.aspect));
+  if (limits.coverageCap !== null && left.size > 0)
+    limitations.push(
+      `${plural(left.size, "more aspect")} that enough sources mention did not fit in the ${reported.length} themes reported.`,
+    );
+  const platformOf = new Map(rows.map((r) => [r.id, r.platform]));
+  const drafts = extractiveInsights(reported, platformOf, new Map(rows.map((r) => [r.id, r.content])), limits.evidence);
 
   await deps.progress("evidence", 0.7);
   let assembled = await assemble(deps.db, scope.workspaceIds, drafts, null);
   let engine: ResultData["engine"] = "extractive";
-  let answer = extractiveAnswer(request.question, assembled.insights, retrieved.rows.length);
+  const focus = reported.filter((t) => t.focus).map((t) => t.aspect);
+  let answer = extractiveAnswer(intent, assembled.insights, focus, rows.length);
 
   if (deps.config.LLM_BASE_URL) {
     await deps.progress("synthesis", 0.8);
-    const excerpts: LlmExcerpt[] = themes
-      .flatMap((t) => t.units)
-      .slice(0, limits.excerpts)
-      .map((u) => ({ content_id: u.contentId, platform: platformOf.get(u.contentId) ?? "unknown", text: quoteOf(u).quote }));
+    // Excerpts from every reported theme in turn, each theme's strongest statements first.
+    const queues = reported.map((t) =>
+      [...t.units].sort((a, b) => Math.abs(b.sentiment) - Math.abs(a.sentiment) || b.relevance - a.relevance),
+    );
+    const picked: typeof units = [];
+    for (let round = 0; picked.length < limits.excerpts && queues.some((q) => q.length > round); round++)
+      for (const q of queues) if (q[round] && picked.length < limits.excerpts) picked.push(q[round]!);
+    const excerpts: LlmExcerpt[] = picked.map((u) => ({
+      content_id: u.contentId,
+      platform: platformOf.get(u.contentId) ?? "unknown",
+      text: quoteOf(u).quote,
+    }));
     const outcome = await llmDraft(deps.config, request.question, excerpts);
     if (!outcome.ok) {
       limitations.push(`The language model was not used: ${outcome.reason}; the answer is extractive.`);
@@ -162,7 +199,7 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
       citations: assembled.citations,
       insights: assembled.insights,
       evidence: assembled.evidence,
-      coverage: coverage(retrieved.inScopeByPlatform, retrieved.rows, assembled),
+      coverage: coverage(retrieved.inScopeByPlatform, rows, assembled),
       limitations,
       engine,
       scope: scope.describe,

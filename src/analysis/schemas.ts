@@ -55,12 +55,28 @@ export const EvidenceItem = z.object({
 });
 export type EvidenceItem = z.infer<typeof EvidenceItem>;
 
+export const THEME_POLARITIES = ["complaint", "praise", "mixed", "request", "neutral"] as const;
+
 export const InsightItem = z.object({
   title: z.string(),
   summary: z.string(),
   sentiment: z.enum(["positive", "negative", "mixed", "neutral"]),
   confidence: z.number(),
   evidence: z.array(EvidenceItem),
+  /** The aspect the insight is about ("pricing", "web clipper", "overall"); null when a language model wrote it. */
+  aspect: z.string().nullable(),
+  /**
+   * What the sources say about the aspect: complaint, praise, request (feature requests) or
+   * neutral (mentioned without an opinion). An aspect with complaints and praise has one
+   * insight for each side. "mixed" only for a language model's insight of mixed sentiment.
+   */
+  polarity: z.enum(THEME_POLARITIES),
+  /** Distinct sources behind the insight (for the extractive engine, all of the theme's sources, quoted or not). */
+  sources: z.number().int(),
+  /** The aspect's distinct sources on each side (extractive engine only): a split aspect shows both counts. */
+  counts: z
+    .object({ complaint: z.number().int(), praise: z.number().int(), neutral: z.number().int(), request: z.number().int() })
+    .optional(),
 });
 export type InsightItem = z.infer<typeof InsightItem>;
 

@@ -1,7 +1,10 @@
+import { sliceCodePoints } from "../enrichment/opinions.js";
 import type { Db } from "../platform/db.js";
-import { type QuoteCandidate, type VerifiedQuote, verifyQuotes } from "./evidence.js";
+import { surfaceTerms } from "./aspect-mining.js";
+import { MIN_QUOTE_CHARS, type QuoteCandidate, type VerifiedQuote, verifyQuotes } from "./evidence.js";
 import type { EvidenceItem, InsightItem } from "./schemas.js";
-import type { Theme, Unit } from "./themes.js";
+import { plural } from "./text.js";
+import { isSplit, type SourceCounts, type Theme, type ThemePolarity, type Unit } from "./themes.js";
 
 /**
  * Drafts and their assembly. A draft (from the extractive engine or a language model)
@@ -18,6 +21,11 @@ export interface InsightDraft {
   sentiment: InsightSentiment;
   confidence: number;
   evidence: QuoteCandidate[];
+  /** Set by the extractive engine; a language model's insights get them from their sentiment and evidence. */
+  aspect?: string | null;
+  polarity?: InsightItem["polarity"];
+  sources?: number;
+  counts?: SourceCounts;
 }
 
 export interface AnswerDraft {
@@ -49,74 +57,162 @@ export function quoteOf(unit: Unit): QuoteCandidate {
   return { content_id: unit.contentId, quote, start_offset: unit.start, end_offset: unit.start + length, opinion_unit_id: unit.id };
 }
 
-export function themeSentiment(units: Unit[]): { sentiment: InsightSentiment; positive: number; negative: number; neutral: number } {
-  const positive = units.filter((u) => u.label === "positive").length;
-  const negative = units.filter((u) => u.label === "negative").length;
-  const neutral = units.length - positive - negative;
-  const opinionated = positive + negative;
-  let sentiment: InsightSentiment = "neutral";
-  if (opinionated > 0 && opinionated >= neutral / 2) {
-    if (positive > 0 && negative > 0 && Math.min(positive, negative) / opinionated >= 0.3) sentiment = "mixed";
-    else sentiment = positive > negative ? "positive" : "negative";
-  }
-  return { sentiment, positive, negative, neutral };
-}
-
-const LEAN: Record<InsightSentiment, string> = {
-  positive: "mostly positive",
-  negative: "mostly negative",
-  mixed: "mixed views",
-  neutral: "mentioned without strong sentiment",
-};
-
-const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-
 /**
  * Confidence of an extractive insight: support (independent sources, then statements)
- * scaled by how much the statements agree in sentiment, capped at 0.95. One source alone
- * stays below 0.4; mixed views lower it.
+ * scaled by how much the sources agree, capped at 0.95. One source alone stays below
+ * 0.4; split views lower it.
  */
 export function confidenceOf(distinctRows: number, units: number, agreement: number): number {
   const support = 0.25 + 0.1 * Math.min(distinctRows, 5) + 0.01 * Math.min(units, 10);
   return Math.round(Math.min(0.95, support * (0.6 + 0.4 * agreement)) * 100) / 100;
 }
 
+const SENTIMENT_OF: Record<ThemePolarity, InsightSentiment> = {
+  complaint: "negative",
+  praise: "positive",
+  request: "neutral",
+  neutral: "neutral",
+};
+
+const POLARITY_OF: Record<InsightSentiment, InsightItem["polarity"]> = {
+  negative: "complaint",
+  positive: "praise",
+  mixed: "mixed",
+  neutral: "neutral",
+};
+
+const praises = (n: number) => `${n} ${n === 1 ? "praises" : "praise"} it`;
+const complain = (n: number) => `${n} ${n === 1 ? "complains" : "complain"}`;
+
+/** "Sync — complaints (3 sources)"; a side that has another says so with its count: "Food — praise (4 sources; split, 3 complain)". */
+function titleOf(theme: Theme): string {
+  const { counts, sources } = theme;
+  const split = isSplit(counts) ? "split, " : "";
+  const n = plural(sources, "source");
+  switch (theme.polarity) {
+    case "complaint":
+      return `${theme.label} — complaints (${n}${counts.praise > 0 ? `; ${split}${praises(counts.praise)}` : ""})`;
+    case "praise":
+      return `${theme.label} — praise (${n}${counts.complaint > 0 ? `; ${split}${complain(counts.complaint)}` : ""})`;
+    case "request":
+      return `${theme.label} — ${sources === 1 ? "feature request" : "feature requests"} (${n})`;
+    default:
+      return `${theme.label} — mentioned without a clear opinion (${n})`;
+  }
+}
+
+function summaryOf(theme: Theme, platforms: string[]): string {
+  const { counts, sources } = theme;
+  const name = nameOf(theme);
+  const who = `${plural(sources, "source")} (${platforms.join(", ")})`;
+  const others: string[] = [];
+  if (theme.polarity !== "praise" && counts.praise > 0) others.push(praises(counts.praise));
+  if (theme.polarity !== "complaint" && counts.complaint > 0) others.push(complain(counts.complaint));
+  if (theme.polarity !== "request" && counts.request > 0)
+    others.push(`${counts.request} ${counts.request === 1 ? "asks" : "ask"} for more`);
+  if (theme.polarity !== "neutral" && counts.neutral > 0)
+    others.push(`${counts.neutral} ${counts.neutral === 1 ? "mentions" : "mention"} it without a clear opinion`);
+  const rest = others.length > 0 ? ` Of the sources talking about it, ${others.join(", ")}.` : "";
+  const words = surfaceTerms(
+    theme.aspect,
+    theme.units.map((u) => u.text),
+  );
+  const said = words.length > 1 ? ` Words used: ${words.join(", ")}.` : "";
+  const one = sources === 1;
+  const split = isSplit(counts) ? "; opinion on it is split" : "";
+  switch (theme.polarity) {
+    case "complaint":
+      return `${who} ${one ? "complains" : "complain"} about ${name}${split}.${said}${rest}`;
+    case "praise":
+      return `${who} ${one ? "praises" : "praise"} ${name}${split}.${said}${rest}`;
+    case "request":
+      return `${who} ${one ? "makes a feature request" : "make feature requests"} about ${name}.${said}${rest}`;
+    default:
+      return `${who} ${one ? "mentions" : "mention"} ${name} without a clear opinion.`;
+  }
+}
+
+/** How the prose names a theme's aspect: "sync", "web clipper", "UI & design". */
+export function nameOf(theme: Pick<Theme, "label">): string {
+  const { label } = theme;
+  return /^\p{Lu}\p{Ll}/u.test(label) ? label.charAt(0).toLowerCase() + label.slice(1) : label;
+}
+
+/**
+ * Units in the order a theme quotes them: those that name the aspect themselves before
+ * those that take it from the clause before, those about this aspect alone before those
+ * that also name others, the strongest first; one per source before a second from any.
+ */
+function evidenceOrder(theme: Theme): Unit[] {
+  const names = (u: Unit) => (u.terms.includes(theme.aspect) ? 1 : 0);
+  const others = (u: Unit) => u.terms.filter((t) => t !== theme.aspect).length;
+  const quotable = theme.units.filter((u) => u.text.trim().length >= MIN_QUOTE_CHARS);
+  const ordered = [...quotable].sort(
+    (a, b) =>
+      names(b) - names(a) ||
+      Math.min(others(a), 2) - Math.min(others(b), 2) ||
+      Math.abs(b.sentiment) - Math.abs(a.sentiment) ||
+      b.relevance - a.relevance ||
+      a.contentId.localeCompare(b.contentId) ||
+      a.start - b.start,
+  );
+  const firstPerRow = ordered.filter((u, i) => ordered.findIndex((v) => v.contentId === u.contentId) === i);
+  return [...firstPerRow, ...ordered.filter((u) => !firstPerRow.includes(u))];
+}
+
+/**
+ * A theme's units with each run of adjacent units of one source joined into one span
+ * ("Sync took 20 minutes. Unacceptable for a notes app."), so a quote carries its context.
+ */
+function joinAdjacent(theme: Theme, contentOf: Map<string, string>): Theme {
+  const sorted = [...theme.units].sort((a, b) => a.contentId.localeCompare(b.contentId) || a.start - b.start);
+  const out: Unit[] = [];
+  for (const u of sorted) {
+    const prev = out.at(-1);
+    const content = contentOf.get(u.contentId);
+    if (prev && content && prev.contentId === u.contentId && u.start >= prev.end && u.end - prev.start <= MAX_QUOTE_CHARS) {
+      const between = sliceCodePoints(content, prev.end, u.start);
+      if (/^[^\S\n]*\n?[^\S\n]*$/u.test(between)) {
+        out[out.length - 1] = {
+          ...prev,
+          end: u.end,
+          text: sliceCodePoints(content, prev.start, u.end),
+          sentiment: Math.max(-1, Math.min(1, prev.sentiment + u.sentiment)),
+          relevance: Math.max(prev.relevance, u.relevance),
+        };
+        continue;
+      }
+    }
+    out.push(u);
+  }
+  return { ...theme, units: out };
+}
+
 export function extractiveInsights(
   themes: Theme[],
   platformOf: Map<string, string>,
-  maxInsights: number,
+  contentOf: Map<string, string>,
   evidencePerInsight: number,
 ): InsightDraft[] {
-  return themes.slice(0, maxInsights).map((theme) => {
-    const { sentiment, positive, negative, neutral } = themeSentiment(theme.units);
+  return themes.map((theme) => {
     const rows = [...new Set(theme.units.map((u) => u.contentId))];
     const platforms = [...new Set(rows.map((r) => platformOf.get(r) ?? "unknown"))].sort();
-    const majority = Math.max(positive, negative, neutral);
-    const agreement = theme.units.length === 0 ? 0 : majority / theme.units.length;
-    // Evidence: the best unit of each row first, then further units, in relevance order.
-    const ordered = [...theme.units].sort(
-      (a, b) => b.relevance - a.relevance || a.contentId.localeCompare(b.contentId) || a.start - b.start,
-    );
-    const firstPerRow = ordered.filter((u, i) => ordered.findIndex((v) => v.contentId === u.contentId) === i);
-    const evidence = [...firstPerRow, ...ordered.filter((u) => !firstPerRow.includes(u))].slice(0, evidencePerInsight).map(quoteOf);
+    const { counts } = theme;
+    // Agreement: the share of the aspect's judging sources on this theme's side.
+    const judging = counts.complaint + counts.praise;
+    const agreement = theme.polarity === "request" || theme.polarity === "neutral" || judging === 0 ? 1 : theme.sources / judging;
     return {
-      title: `${capitalise(theme.key)}: ${LEAN[sentiment]}`,
-      summary:
-        `${plural(theme.units.length, "statement")} from ${plural(rows.length, "source")} (${platforms.join(", ")}) ${theme.units.length === 1 ? "discusses" : "discuss"} ${theme.key}: ` +
-        `${positive} positive, ${negative} negative, ${neutral} neutral.`,
-      sentiment,
-      confidence: confidenceOf(rows.length, theme.units.length, agreement),
-      evidence,
+      title: titleOf(theme),
+      summary: summaryOf(theme, platforms),
+      sentiment: SENTIMENT_OF[theme.polarity],
+      confidence: confidenceOf(rows.length, theme.units.length, Math.min(1, agreement)),
+      evidence: evidenceOrder(joinAdjacent(theme, contentOf)).slice(0, evidencePerInsight).map(quoteOf),
+      aspect: theme.aspect,
+      polarity: theme.polarity,
+      sources: theme.sources,
+      counts,
     };
   });
-}
-
-export function extractiveAnswer(question: string, insights: InsightItem[], rowsConsidered: number): string {
-  if (insights.length === 0) return "The stored evidence in scope does not answer this question.";
-  const sources = new Set(insights.flatMap((i) => i.evidence.map((e) => e.content_id))).size;
-  const lines = insights.map((i) => `${i.title} ${i.evidence.map((e) => `[${e.number}]`).join("")}.`);
-  return `Across ${plural(rowsConsidered, "retrieved source")}, ${plural(sources, "source")} speak to "${question.trim()}". ${lines.join(" ")}`;
 }
 
 const key = (c: { content_id: string; quote: string }) => `${c.content_id}\u0000${c.quote}`;
@@ -149,7 +245,14 @@ export async function assemble(db: Db, workspaceIds: string[], insights: Insight
       const item = number(v);
       if (!items.includes(item)) items.push(item);
     }
-    if (items.length > 0) finalInsights.push({ ...insight, evidence: items });
+    if (items.length === 0) continue;
+    finalInsights.push({
+      ...insight,
+      aspect: insight.aspect ?? null,
+      polarity: insight.polarity ?? POLARITY_OF[insight.sentiment],
+      sources: insight.sources ?? new Set(items.map((e) => e.content_id)).size,
+      evidence: items,
+    });
   }
 
   let text: string | null = null;

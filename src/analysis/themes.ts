@@ -1,49 +1,67 @@
-import { cosine, hashingVector } from "../embed/hashing.js";
-import { type OpinionSpan, opinionUnits, type SentimentLabel } from "../enrichment/opinions.js";
+import { ANALYSER_VERSION, type OpinionSpan, opinionUnits, type SentimentLabel } from "../enrichment/opinions.js";
 import type { Db } from "../platform/db.js";
+import type { AspectModel } from "./aspect-mining.js";
+import type { QuestionIntent } from "./question.js";
 import type { RetrievedRow } from "./retrieval.js";
+import { terms } from "./text.js";
 
 /**
- * From retrieved rows to themes: the rows' opinion units (stored ones, or computed on
- * the fly for rows not yet enriched), scored against the question, grouped by aspect and
- * merged by similarity into themes. The tracked entities' names never name a theme. Everything here is deterministic: same rows, same
- * question, same themes in the same order.
+ * From retrieved rows to themes. A theme is an aspect people talk about (mined across the
+ * analysed sources, see aspect-mining.ts) with one polarity: the complaints about it, the
+ * praise for it, the feature requests for it, or (for an aspect nobody judges) its
+ * neutral mentions. Each clause counts toward its own aspect with its own polarity, so a
+ * source that praises the food and complains about the service is in both themes. Counts
+ * are distinct sources, never statements; themes rank by distinct sources. An aspect with
+ * both complaints and praise is reported on both sides, each side saying the other's
+ * count (and "split" when neither side is a small minority). Everything here is
+ * deterministic: same rows, same question, same themes in the same order.
  */
-/** An opinion span of a retrieved row, with its stored id (when enriched) and its relevance to the question. */
 export interface Unit extends OpinionSpan {
   id: string | null;
   contentId: string;
   relevance: number;
 }
 
+export type ThemePolarity = "complaint" | "praise" | "request" | "neutral";
+
+/** Distinct sources of an aspect by what they say about it (a source may both complain and praise). */
+export interface SourceCounts {
+  complaint: number;
+  praise: number;
+  neutral: number;
+  request: number;
+}
+
 export interface Theme {
-  key: string;
+  aspect: string;
+  label: string;
+  polarity: ThemePolarity;
   units: Unit[];
-  weight: number;
+  /** Distinct sources behind this theme. */
+  sources: number;
+  /** The aspect's sources on every side. */
+  counts: SourceCounts;
+  /** Distinct sources that talk about the aspect at all, on any side. */
+  mentions: number;
+  /** The question names this aspect. */
+  focus: boolean;
+  /** Mean absolute sentiment of the theme's statements (0 for requests and neutral mentions). */
+  strength: number;
 }
 
-const STOP = new Set(
-  "a an and are as at be but by do does did for from has have how i in is it its of on or our so that the their them they this to was we were what when where which who why will with you your about into than then there these those can could should would just also not no yes any all some more most very much many out over under up down again further once here both each few other own same such only too s t don now".split(
-    " ",
-  ),
-);
+/** An aspect is split when the smaller of its complaint and praise sides holds at least this share of them. */
+export const SPLIT_SHARE = 1 / 3;
 
-/** Lower-cased word stems: a light suffix strip, enough to match "prices" with "price" and "pricing". */
-export function terms(text: string): string[] {
-  const words =
-    text
-      .toLowerCase()
-      .normalize("NFKC")
-      .match(/[\p{L}\p{N}]+/gu) ?? [];
-  return words.filter((w) => w.length > 1 && !STOP.has(w)).map(stem);
+export function isSplit(counts: SourceCounts): boolean {
+  const { complaint, praise } = counts;
+  return complaint > 0 && praise > 0 && Math.min(complaint, praise) / (complaint + praise) >= SPLIT_SHARE;
 }
 
-export function stem(word: string): string {
-  if (word.length <= 4) return word;
-  return word.replace(/(ing|ed|es|s|e)$/u, "");
-}
-
-/** The opinion units of the rows: stored when the row is enriched, computed otherwise. */
+/**
+ * The opinion units of the rows: stored when the row was enriched by the current analyser,
+ * computed from the content otherwise (rows not enriched yet, or enriched by an older
+ * analyser). `computed` counts rows not enriched at all.
+ */
 export async function unitsOf(db: Db, rows: RetrievedRow[]): Promise<{ units: Omit<Unit, "relevance">[]; computed: number }> {
   const stored = await db.opinionUnit.findMany({
     where: { contentId: { in: rows.map((r) => r.id) } },
@@ -54,8 +72,8 @@ export async function unitsOf(db: Db, rows: RetrievedRow[]): Promise<{ units: Om
   const units: Omit<Unit, "relevance">[] = [];
   let computed = 0;
   for (const row of rows) {
-    const have = byRow.get(row.id);
-    if (have && have.length > 0) {
+    const have = byRow.get(row.id) ?? [];
+    if (have.length > 0 && have.every((u) => u.analyserVersion === ANALYSER_VERSION)) {
       for (const u of have) {
         units.push({
           id: u.id,
@@ -70,115 +88,141 @@ export async function unitsOf(db: Db, rows: RetrievedRow[]): Promise<{ units: Om
           terms: u.terms,
         });
       }
-    } else {
-      computed++;
-      for (const u of opinionUnits(row.content)) {
-        units.push({
-          id: null,
-          contentId: row.id,
-          start: u.start,
-          end: u.end,
-          text: u.text,
-          aspect: u.aspect,
-          sentiment: u.sentiment,
-          label: u.label,
-          kind: u.kind,
-          terms: u.terms,
-        });
-      }
+      continue;
     }
+    if (have.length === 0) computed++;
+    // Units of an older analyser keep their ids where a recomputed unit has the same span.
+    const idOf = new Map(have.map((u) => [`${u.startOffset}:${u.endOffset}`, u.id]));
+    for (const u of opinionUnits(row.content)) units.push({ ...u, id: idOf.get(`${u.start}:${u.end}`) ?? null, contentId: row.id });
   }
   return { units, computed };
 }
 
 /**
- * Relevance of a unit: how much of the question it covers, its row's retrieval rank, and
- * a little for carrying an opinion. Units too short to quote (under 4 words), and neutral
- * units that share no word with the question, score 0.
+ * Relevance of a unit, used to order evidence: how much of the question it covers, its
+ * row's retrieval rank, and its opinion strength.
  */
 export function scoreUnits(units: Omit<Unit, "relevance">[], rows: RetrievedRow[], question: string): Unit[] {
   const qTerms = new Set(terms(question));
   const rank = new Map(rows.map((r, i) => [r.id, i]));
   return units.map((u) => {
-    const words = u.text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
-    if (words < 4) return { ...u, relevance: 0 };
     const unitTerms = new Set(terms(u.text));
     const overlap = qTerms.size === 0 ? 0 : [...qTerms].filter((t) => unitTerms.has(t)).length / qTerms.size;
-    // A statement that neither touches the question nor carries an opinion is not evidence.
-    if (overlap === 0 && u.label === "neutral") return { ...u, relevance: 0 };
     const rowWeight = 1 / (1 + (rank.get(u.contentId) ?? rows.length));
-    const aspectHit = u.aspect && terms(u.aspect).some((t) => qTerms.has(t)) ? 0.15 : 0;
-    const relevance = 0.55 * overlap + 0.3 * rowWeight + 0.1 * Math.abs(u.sentiment) + aspectHit;
+    const relevance = 0.55 * overlap + 0.3 * rowWeight + 0.15 * Math.abs(u.sentiment);
     return { ...u, relevance: Math.round(relevance * 1e4) / 1e4 };
   });
 }
 
-/**
- * The theme key of a unit: its aspect without the tracked entities' own names, else the
- * first question word it mentions, else its first salient word, else "general".
- */
-function keyOf(unit: Unit, qTerms: Set<string>, nameTerms: Set<string>): string {
-  const telling = (word: string) => {
-    const t = stem(word.toLowerCase());
-    return !nameTerms.has(t) && !STOP.has(word.toLowerCase()) && word.length > 1;
-  };
-  const aspectWords = (unit.aspect ?? "").split(/\s+/).filter((w) => w && telling(w));
-  if (aspectWords.length > 0) return aspectWords.join(" ");
-  const words = (
-    unit.text
-      .toLowerCase()
-      .normalize("NFKC")
-      .match(/[\p{L}][\p{L}\p{N}]*/gu) ?? []
-  ).filter(telling);
-  return words.find((w) => qTerms.has(stem(w))) ?? words.find((w) => w.length > 3) ?? "general";
-}
+const sideOf = (u: Unit): ThemePolarity =>
+  u.kind === "request" ? "request" : u.label === "negative" ? "complaint" : u.label === "positive" ? "praise" : "neutral";
 
 /**
- * Groups the most relevant units into themes: by aspect first, then merges themes whose
- * keys share a word stem or whose content words are similar (cosine of hashed vectors of
- * their stop-word-free stems ≥ MERGE_SIMILARITY).
+ * Groups units into themes by aspect and polarity. Neutral mentions make a theme only for
+ * an aspect nobody judges or asks for. Units under 2 words are not evidence.
  */
-export const MERGE_SIMILARITY = 0.5;
-
-function contentVector(units: Unit[]): number[] {
-  return hashingVector(units.flatMap((u) => terms(u.text)).join(" "));
+export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionIntent): Theme[] {
+  const byAspect = new Map<string, Map<ThemePolarity, Unit[]>>();
+  for (const u of units) {
+    if ((u.text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0) < 2) continue;
+    const aspect = model.aspectOf(u);
+    if (!aspect) continue;
+    const sides = byAspect.get(aspect) ?? new Map<ThemePolarity, Unit[]>();
+    const side = sideOf(u);
+    sides.set(side, [...(sides.get(side) ?? []), u]);
+    byAspect.set(aspect, sides);
+  }
+  const themes: Theme[] = [];
+  for (const [aspect, sides] of byAspect) {
+    const sourcesOn = (side: ThemePolarity) => new Set((sides.get(side) ?? []).map((u) => u.contentId));
+    const judged = new Set([...sourcesOn("complaint"), ...sourcesOn("praise"), ...sourcesOn("request")]);
+    const counts: SourceCounts = {
+      complaint: sourcesOn("complaint").size,
+      praise: sourcesOn("praise").size,
+      request: sourcesOn("request").size,
+      neutral: [...sourcesOn("neutral")].filter((id) => !judged.has(id)).length,
+    };
+    const mentions = new Set([...sides.values()].flat().map((u) => u.contentId)).size;
+    const focus = intent.aspects.includes(aspect) || terms(aspect).some((t) => intent.topicTerms.includes(t));
+    for (const [polarity, members] of sides) {
+      if (polarity === "neutral" && judged.size > 0) continue;
+      const opinions = members.filter((u) => u.label !== "neutral" && u.kind === "opinion");
+      themes.push({
+        aspect,
+        label: model.label(aspect),
+        polarity,
+        units: members,
+        sources: sourcesOn(polarity).size,
+        counts,
+        mentions,
+        focus,
+        strength: opinions.length === 0 ? 0 : opinions.reduce((sum, u) => sum + Math.abs(u.sentiment), 0) / opinions.length,
+      });
+    }
+  }
+  return themes.sort((a, b) => compareThemes(a, b, intent));
 }
 
-export function clusterThemes(units: Unit[], question: string, maxUnits: number, entityNames: string[] = []): Theme[] {
-  const qTerms = new Set(terms(question));
-  const nameTerms = new Set(entityNames.flatMap(terms));
-  const picked = units
-    .filter((u) => u.relevance > 0)
-    .sort((a, b) => b.relevance - a.relevance || a.contentId.localeCompare(b.contentId) || a.start - b.start)
-    .slice(0, maxUnits);
-  const groups = new Map<string, Unit[]>();
-  for (const unit of picked) {
-    const key = keyOf(unit, qTerms, nameTerms);
-    groups.set(key, [...(groups.get(key) ?? []), unit]);
+/** Whether a theme answers what the question asks for (complaints, praise, requests). */
+export function answersIntent(theme: Theme, intent: QuestionIntent): boolean {
+  switch (theme.polarity) {
+    case "complaint":
+      return intent.complaints;
+    case "praise":
+      return intent.praise;
+    case "request":
+      return intent.requests;
+    default:
+      return false;
   }
-  let themes = [...groups.entries()].map(([key, members]) => ({
-    key,
-    units: members,
-    vector: hashingVector(members.map((m) => m.text).join(" ")),
-  }));
-  themes.sort((a, b) => weightOf(b.units) - weightOf(a.units) || a.key.localeCompare(b.key));
-
-  const merged: typeof themes = [];
-  for (const theme of themes) {
-    const stems = new Set(terms(theme.key));
-    const into = merged.find((m) => terms(m.key).some((t) => stems.has(t)) || cosine(m.vector, theme.vector) >= MERGE_SIMILARITY);
-    if (into) {
-      into.units.push(...theme.units);
-      into.vector = contentVector(into.units);
-    } else merged.push({ ...theme, units: [...theme.units] });
-  }
-  themes = merged;
-  return themes
-    .map((t) => ({ key: t.key, units: t.units, weight: weightOf(t.units) }))
-    .sort((a, b) => b.weight - a.weight || a.key.localeCompare(b.key));
 }
 
-function weightOf(units: Unit[]): number {
-  const rows = new Set(units.map((u) => u.contentId)).size;
-  return units.reduce((sum, u) => sum + u.relevance, 0) * (1 + 0.25 * (rows - 1));
+const SIDE_ORDER: ThemePolarity[] = ["complaint", "praise", "request", "neutral"];
+
+/** Order: aspects the question names, then themes that answer its intent, then distinct sources. */
+export function compareThemes(a: Theme, b: Theme, intent: QuestionIntent): number {
+  return (
+    Number(b.focus) - Number(a.focus) ||
+    Number(answersIntent(b, intent)) - Number(answersIntent(a, intent)) ||
+    b.sources - a.sources ||
+    b.strength - a.strength ||
+    a.aspect.localeCompare(b.aspect) ||
+    SIDE_ORDER.indexOf(a.polarity) - SIDE_ORDER.indexOf(b.polarity)
+  );
+}
+
+/**
+ * The themes an analysis reports: `limit` themes at most, and, with `coverage`, every
+ * aspect that at least `minSources` distinct sources talk about (on any side) besides:
+ * its largest side, and each other side that a third of that many sources take (at least
+ * two), up to `cap` themes; so no aspect a meaningful share of the sources talks about goes
+ * missing, nor its main complaints when praise dominates. A question about both
+ * complaints and praise gets at least one of each when the limit is small.
+ */
+export function selectThemes(
+  themes: Theme[],
+  intent: QuestionIntent,
+  limit: number,
+  coverage?: { minSources: number; cap: number },
+): Theme[] {
+  const picked = new Set<Theme>();
+  if (intent.complaints && intent.praise) {
+    const complaint = themes.find((t) => t.polarity === "complaint");
+    const praise = themes.find((t) => t.polarity === "praise");
+    for (const t of [themes[0], complaint, praise]) if (t && picked.size < limit) picked.add(t);
+  }
+  for (const t of themes) if (picked.size < limit) picked.add(t);
+  if (coverage) {
+    const minor = Math.max(2, Math.ceil(coverage.minSources / 3));
+    const largest = new Map<string, Theme>();
+    for (const t of themes) {
+      const best = largest.get(t.aspect);
+      if (!best || t.sources > best.sources) largest.set(t.aspect, t);
+    }
+    for (const t of themes) {
+      if (picked.size >= coverage.cap) break;
+      if (t.mentions >= coverage.minSources && (largest.get(t.aspect) === t || t.sources >= minor)) picked.add(t);
+    }
+  }
+  return themes.filter((t) => picked.has(t));
 }

@@ -1,0 +1,66 @@
+import { lexiconAspect } from "../enrichment/aspects.js";
+import { stem, terms } from "./text.js";
+
+/**
+ * What a question asks for: complaints, praise, requests (any mix; none of them means
+ * "what do people think", which reads as all three), and the aspects it names ("pricing",
+ * "the dashboard"). Plain word lists, deterministic.
+ */
+export interface QuestionIntent {
+  complaints: boolean;
+  praise: boolean;
+  requests: boolean;
+  /** Lexicon aspects the question names ("How is the pricing?" → pricing). */
+  aspects: string[];
+  /** The question's remaining content words (stems), e.g. "dashboard": a question about something specific. */
+  topicTerms: string[];
+}
+
+/** Stems without a final "e", so "like", "liked" and "likes" meet ("like" is too short for `stem`). */
+const base = (w: string) => stem(w).replace(/e$/, "");
+const stems = (words: string) => new Set(words.split(" ").map(base));
+const COMPLAINT_WORDS = stems(
+  "complaint complain complaining problem issue pain painpoint dislike hate negative wrong bad worst frustrate frustrating annoy annoying criticism criticize criticise critic weakness weak con downside churn cancel fail bug gripe concern struggle hurt broken improve fix blocker unhappy angry",
+);
+const PRAISE_WORDS = stems(
+  "like love praise positive good best enjoy appreciate strength strong pro upside favorite favourite happy satisfied satisfy delight work great well win",
+);
+const REQUEST_WORDS = stems("request wish want missing miss ask asking feature roadmap add need idea suggestion suggest lack");
+/** Words of a question that name neither an intent nor a topic. */
+const FRAME_WORDS = stems(
+  "people user customer folk someone anyone think say said feel felt biggest big main top most common overall general opinion view sentiment feedback review reviewer experience product app thing what which who whom whose why how much many really actually about tell know us we our me my mention talk",
+);
+
+const matches = (words: Set<string>, stemmed: string[]) =>
+  stemmed.map((w) => w.replace(/e$/, "")).some((w) => words.has(w) || [...words].some((p) => p.length >= 5 && w.startsWith(p)));
+
+export function questionIntent(question: string, entityNames: string[] = []): QuestionIntent {
+  const words = terms(question);
+  let complaints = matches(COMPLAINT_WORDS, words);
+  let praise = matches(PRAISE_WORDS, words);
+  let requests = matches(REQUEST_WORDS, words);
+  if (!complaints && !praise && !requests) complaints = praise = requests = true;
+
+  const lower = question.toLowerCase().normalize("NFKC");
+  const tokens = lower.match(/[\p{L}\p{N}$][\p{L}\p{N}'-]*/gu) ?? [];
+  const aspects = new Set<string>();
+  for (let n = 3; n >= 1; n--) {
+    for (let i = 0; i + n <= tokens.length; i++) {
+      const phrase = tokens.slice(i, i + n).join(" ");
+      const found = lexiconAspect(phrase) ?? (phrase.endsWith("s") ? lexiconAspect(phrase.slice(0, -1)) : null);
+      if (found) aspects.add(found);
+    }
+  }
+  const names = new Set(entityNames.flatMap(terms));
+  const aspectWords = new Set([...aspects].flatMap(terms));
+  const topicTerms = words.filter(
+    (w) =>
+      !names.has(w) &&
+      !aspectWords.has(w) &&
+      !matches(FRAME_WORDS, [w]) &&
+      !matches(COMPLAINT_WORDS, [w]) &&
+      !matches(PRAISE_WORDS, [w]) &&
+      !matches(REQUEST_WORDS, [w]),
+  );
+  return { complaints, praise, requests, aspects: [...aspects], topicTerms };
+}
