@@ -20,6 +20,7 @@ import { routineRoutes } from "./routines/routes.js";
 import { runRoutes } from "./runs/routes.js";
 import { searchRoutes } from "./search/routes.js";
 import { skillRoutes } from "./skills/routes.js";
+import { sweepRunRoutes } from "./sweeps/routes.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -39,6 +40,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...exportRoutes(deps),
     ...collectionRoutes(deps),
     ...collectionPlanRoutes(deps),
+    ...sweepRunRoutes(deps),
     ...skillRoutes(deps),
     ...runRoutes(deps),
     ...routineRoutes(deps),

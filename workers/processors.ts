@@ -5,6 +5,7 @@ import { enrichmentProcessor } from "./enrichment.js";
 import { notesSyncProcessor } from "./notes-sync.js";
 import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
+import { sweepProcessor } from "./sweeps.js";
 import { workflowRunProcessor } from "./workflow-run.js";
 
 /** Every job name the worker process handles, with its processor. */
@@ -12,6 +13,7 @@ export const processors: ProcessorTable = {
   "collection.run.v1": collectionProcessor(),
   "analysis.run.v1": analysisProcessor,
   "enrichment.content.v1": enrichmentProcessor,
+  "sweep.run.v1": sweepProcessor,
   "context.embed.v1": contextEmbedProcessor,
   "notes.sync.v1": notesSyncProcessor,
   "workflow.run.v1": workflowRunProcessor,

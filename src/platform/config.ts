@@ -40,6 +40,7 @@ export const EnvironmentSchema = z
     SECRETS_KEY: z.string().min(16, "must be at least 16 characters").optional(),
     MEETINGNOTES_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
     NOTES_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(30000).default(5000),
+    SWEEP_WAIT_MS: z.coerce.number().int().min(0).max(30000).default(5000),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     EMBEDDINGS_URL: optionalUrl,
     EMBEDDINGS_API_KEY: z.string().optional(),

@@ -41,6 +41,14 @@ export const jobCatalog = {
     schema: z.object({ syncId: z.uuid(), credential: z.string().min(1) }),
     options: { ...retry(3, 500), removeOnComplete: true, removeOnFail: true },
   },
+  "sweep.run.v1": {
+    queue: "enrichment",
+    // An evidence capture run (POST /api/sweeps/run): enrichment of an entity's newly stored originals.
+    // The run's row keeps its state; the job is removed when it ends, so a failed run retried under
+    // the same key can be queued again under the same job id.
+    schema: z.object({ runId: z.uuid() }),
+    options: { ...retry(5, 1000), removeOnComplete: true, removeOnFail: true },
+  },
   "context.embed.v1": {
     queue: "enrichment",
     // A saved page whose embedding could not be computed at save time.

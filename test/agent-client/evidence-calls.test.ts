@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enrichmentProcessor } from "../../workers/enrichment.js";
+import { sweepProcessor } from "../../workers/sweeps.js";
 import { bearer } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
@@ -69,5 +71,48 @@ describe("the agent client's collection plan (recall collection_plan)", () => {
     // The client refuses a plan without one entity before calling; an unknown entity is the service's 404.
     await expect(call("recall", { mode: "collection_plan", entity_id: randomUUID() })).rejects.toThrow(/"status":404/);
     expect(projectId).toBeTruthy();
+  });
+});
+
+describe("the agent client's evidence capture (ingest destination evidence)", () => {
+  it("stores the original, runs the capture to completion, and answers the same run on a retry", async () => {
+    // Both processors of the enrichment queue run, as in a worker process.
+    const workers = h.startWorkers({ "enrichment.content.v1": enrichmentProcessor, "sweep.run.v1": sweepProcessor });
+    try {
+      const args = {
+        destination: "evidence",
+        entity_id: company.id,
+        title: "Workflow trace: export review",
+        content: "The CSV export failed twice for the finance team. Support answered quickly and the retry worked.",
+        source_platform: "agent",
+        author: "codex",
+        metadata: { task: "export review" },
+      };
+      const first = await call("ingest", args);
+      expect(first).toMatchObject({
+        ingested: true,
+        destination: "evidence",
+        entity_id: company.id,
+        source_platform: "agent",
+        collection_run_id: expect.stringMatching(/^harness-evidence-[0-9a-f]{24}$/),
+        ingest: { inserted: 1, stored: 1 },
+        enrichment: { status: "completed", entity_id: company.id, idempotency_key: first.collection_run_id },
+      });
+      const stats = first.enrichment.statistics;
+      expect(stats.originals).toBe(1);
+      expect(stats.enriched + stats.already_enriched).toBe(1);
+      expect(stats.remaining).toBe(0);
+      const contentId = first.ingest.content_ids[0];
+      expect(await h.deps.db.opinionUnit.count({ where: { contentId } })).toBeGreaterThan(0);
+      const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: contentId } });
+      expect(row).toMatchObject({ collectionScope: "agent_approved", coverageState: "bounded", enrichedAt: expect.any(Date) });
+
+      // The same evidence again: the original is reused and the capture answers the same run.
+      const again = await call("ingest", args);
+      expect(again.ingest).toMatchObject({ inserted: 0, skipped_dedup: 1, content_ids: [contentId] });
+      expect(again.enrichment).toEqual(first.enrichment);
+    } finally {
+      await workers.close();
+    }
   });
 });

@@ -18,7 +18,7 @@ let world: World;
 let routes: AnyRoute[];
 
 beforeAll(async () => {
-  h = await createHarness({ NOTES_SYNC_WAIT_MS: "0", MEETINGNOTES_API_URL: "http://127.0.0.1:9/" });
+  h = await createHarness({ NOTES_SYNC_WAIT_MS: "0", SWEEP_WAIT_MS: "0", MEETINGNOTES_API_URL: "http://127.0.0.1:9/" });
   server = await listen(h.app);
   world = await buildWorld(h);
   routes = allRoutes(h.deps);

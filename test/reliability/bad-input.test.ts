@@ -21,7 +21,7 @@ let world: World;
 let routes: AnyRoute[];
 
 beforeAll(async () => {
-  h = await createHarness({ NOTES_SYNC_WAIT_MS: "0", MEETINGNOTES_API_URL: "http://127.0.0.1:9/" });
+  h = await createHarness({ NOTES_SYNC_WAIT_MS: "0", SWEEP_WAIT_MS: "0", MEETINGNOTES_API_URL: "http://127.0.0.1:9/" });
   server = await listen(h.app);
   // The same service with a small body limit, to reach 413 cheaply.
   small = await listen(createApp({ ...h.deps, config: { ...h.deps.config, BODY_LIMIT: "16kb" } }));

@@ -25,7 +25,12 @@ let known: Known;
 const stats: Record<string, Record<number, number>> = {};
 
 beforeAll(async () => {
-  h = await createHarness({ NOTES_SYNC_WAIT_MS: "0", MEETINGNOTES_API_URL: "http://127.0.0.1:9/", MEETINGNOTES_TIMEOUT_MS: "200" });
+  h = await createHarness({
+    NOTES_SYNC_WAIT_MS: "0",
+    SWEEP_WAIT_MS: "0",
+    MEETINGNOTES_API_URL: "http://127.0.0.1:9/",
+    MEETINGNOTES_TIMEOUT_MS: "200",
+  });
   server = await listen(h.app);
   world = await buildWorld(h);
   known = knownIds(world);

@@ -39,6 +39,7 @@ async function setUp(persistence: "aof" | "none"): Promise<Setup> {
     COLLECTOR_MAX_PAGES: "1",
     COLLECTOR_REQUESTS_PER_SECOND: "1000",
     NOTES_SYNC_WAIT_MS: "0",
+    SWEEP_WAIT_MS: "0",
     MEETINGNOTES_API_URL: "http://127.0.0.1:9/",
   });
   const world = await buildWorld(h);

@@ -23,7 +23,12 @@ let bob: World;
 let routes: AnyRoute[];
 
 beforeAll(async () => {
-  h = await createHarness({ NOTES_SYNC_WAIT_MS: "0", MEETINGNOTES_API_URL: "http://127.0.0.1:9/", MEETINGNOTES_TIMEOUT_MS: "200" });
+  h = await createHarness({
+    NOTES_SYNC_WAIT_MS: "0",
+    SWEEP_WAIT_MS: "0",
+    MEETINGNOTES_API_URL: "http://127.0.0.1:9/",
+    MEETINGNOTES_TIMEOUT_MS: "200",
+  });
   server = await listen(h.app);
   alice = await buildWorld(h);
   bob = await buildWorld(h);

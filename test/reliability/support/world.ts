@@ -192,6 +192,17 @@ export async function buildWorld(
       .set(auth(token))
       .send({ enabled: false, interval_hours: 24, source_mode: "saved", max_charge_cents: 100, expected_revision: 0 }),
   );
+  // A finished evidence capture run of the company entity.
+  const sweepRun = await h.deps.db.sweepRun.create({
+    data: {
+      userId: user.id,
+      entityId,
+      idempotencyKey: `capture-${randomUUID()}`,
+      status: "completed",
+      cutoff: new Date(),
+      finishedAt: new Date(),
+    },
+  });
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
     data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
@@ -227,6 +238,7 @@ export async function buildWorld(
     run_id: [run.id],
     key_id: Object.values(keys).map((k) => k.id),
     request_id: [noteRequestId],
+    sweep_run_id: [sweepRun.id],
     insight_id: [insight.record.id],
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
   };

@@ -1,0 +1,126 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { AppDeps } from "../platform/deps.js";
+import { AppError, notFound } from "../platform/errors.js";
+import { deriveJobId } from "../platform/queues.js";
+import { entityForUser, isUuid } from "../workspaces/access.js";
+import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepStatistics, type SweepStatus } from "./schemas.js";
+
+/**
+ * The web side of evidence capture: record the run (unique per caller and idempotency key),
+ * queue one `sweep.run.v1` job for it, wait briefly, and answer the run. The same key for the
+ * same entity answers the same run (a failed one is run again); for another entity it is a 409.
+ */
+export type SweepDeps = Pick<AppDeps, "db" | "queues" | "config">;
+
+interface SweepRow {
+  id: string;
+  entityId: string;
+  idempotencyKey: string;
+  status: string;
+  attempts: number;
+  cutoff: Date;
+  statistics: unknown;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export const sweepRunPath = (runId: string) => `/api/sweeps/runs/${runId}`;
+
+export function toSweepRecord(row: SweepRow): SweepRunRecord {
+  return {
+    run_id: row.id,
+    entity_id: row.entityId,
+    idempotency_key: row.idempotencyKey,
+    status: row.status as SweepStatus,
+    statistics: { ...emptyStatistics(), ...(row.statistics as Partial<SweepStatistics>) },
+    error: row.error,
+    cutoff: row.cutoff.toISOString(),
+    attempts: row.attempts,
+    created_at: row.createdAt.toISOString(),
+    started_at: row.startedAt?.toISOString() ?? null,
+    finished_at: row.finishedAt?.toISOString() ?? null,
+    next: sweepRunPath(row.id),
+  };
+}
+
+const finished = (status: string) => status === "completed" || status === "failed";
+
+export async function startSweep(
+  deps: SweepDeps,
+  userId: string,
+  input: RunSweepInput,
+): Promise<{ finished: boolean; body: SweepRunRecord }> {
+  const entity = await entityForUser(deps.db, userId, input.entity_id);
+  const created = await deps.db.$queryRaw<{ id: string }[]>`
+    INSERT INTO sweep_runs (id, user_id, entity_id, idempotency_key, cutoff, statistics)
+    VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${input.idempotency_key}, clock_timestamp(),
+      ${JSON.stringify(emptyStatistics())}::jsonb)
+    ON CONFLICT (user_id, idempotency_key) DO NOTHING
+    RETURNING id`;
+
+  let runId: string;
+  let enqueue = true;
+  if (created[0]) {
+    runId = created[0].id;
+  } else {
+    const existing = await deps.db.sweepRun.findUnique({
+      where: { userId_idempotencyKey: { userId, idempotencyKey: input.idempotency_key } },
+    });
+    if (!existing) throw new Error("sweep run vanished after a conflicting insert");
+    if (existing.entityId !== entity.id) {
+      throw new AppError(
+        "idempotency_conflict",
+        "This idempotency_key was already used for another entity's evidence capture; send a new key.",
+      );
+    }
+    runId = existing.id;
+    if (existing.status === "completed") return { finished: true, body: toSweepRecord(existing) };
+    if (existing.status === "failed") {
+      // A failed run may be run again under the same key; one retry wins the reset. It keeps its
+      // cutoff, cursor and statistics, so it continues where it stopped.
+      const reset = await deps.db.sweepRun.updateMany({
+        where: { id: runId, status: "failed" },
+        data: { status: "queued", error: null, finishedAt: null },
+      });
+      enqueue = reset.count === 1;
+    }
+    // queued/running: queue again under the same job id, a no-op while the queue holds the job.
+  }
+
+  if (enqueue) {
+    try {
+      await deps.queues.enqueue("sweep.run.v1", { runId }, { jobId: deriveJobId("sweep", runId) });
+    } catch (err) {
+      // The queue refused (Redis down): a run this request created is removed again, so nothing is
+      // left half-created; one it reset is marked failed again, so the same key can be retried.
+      if (created[0]) await deps.db.sweepRun.deleteMany({ where: { id: runId, status: "queued" } });
+      else await deps.db.sweepRun.updateMany({ where: { id: runId, status: "queued" }, data: { status: "failed" } });
+      throw err;
+    }
+  }
+  return waitForSweep(deps, runId);
+}
+
+async function waitForSweep(deps: SweepDeps, runId: string): Promise<{ finished: boolean; body: SweepRunRecord }> {
+  const deadline = Date.now() + deps.config.SWEEP_WAIT_MS;
+  let pause = 25;
+  for (;;) {
+    const row = await deps.db.sweepRun.findUnique({ where: { id: runId } });
+    if (!row) throw notFound("Sweep run");
+    const remaining = deadline - Date.now();
+    if (finished(row.status) || remaining <= 0) return { finished: finished(row.status), body: toSweepRecord(row) };
+    await delay(Math.min(pause, remaining));
+    pause = Math.min(pause * 2, 250);
+  }
+}
+
+/** One of the caller's runs; 404 when it is not theirs or its entity is no longer visible. */
+export async function sweepRun(deps: Pick<AppDeps, "db">, userId: string, runId: string): Promise<SweepRunRecord> {
+  if (!isUuid(runId)) throw notFound("Sweep run");
+  const row = await deps.db.sweepRun.findFirst({ where: { id: runId, userId } });
+  if (!row) throw notFound("Sweep run");
+  await entityForUser(deps.db, userId, row.entityId);
+  return toSweepRecord(row);
+}

@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmbedder } from "../../src/embed/provider.js";
+import { enrichContent } from "../../src/enrichment/service.js";
+import { sweepProcessor } from "../../workers/sweeps.js";
+import { until } from "../collection/support.js";
+import { bearer, createEntityFor, createKeyFor } from "../helpers/evidence.js";
+import { createHarness, type Harness } from "../helpers/harness.js";
+
+/**
+ * POST /api/sweeps/run (evidence capture) with a real worker: the entity's newly stored originals
+ * are embedded and split into opinion units, and the run answers its id, status and statistics.
+ * Only the capture processor runs here (the enrichment queue's own jobs are not processed), so
+ * whatever is enriched was enriched by the run.
+ */
+let h: Harness;
+let token: string;
+
+beforeAll(async () => {
+  h = await createHarness({ SWEEP_WAIT_MS: "1500" });
+  token = await h.token();
+});
+afterAll(() => h.close());
+
+const sweep = (body: Record<string, unknown>, auth: Record<string, string> = bearer(token)) =>
+  h.http.post("/api/sweeps/run").set(auth).send(body);
+
+async function ingest(entityId: string, n: number, prefix: string) {
+  const res = await h.http
+    .post("/agent/v1/ingest/content")
+    .set(bearer(token))
+    .send({
+      entity_id: entityId,
+      sources: Array.from({ length: n }, (_, i) => ({
+        id: `${prefix}-${i}`,
+        platform: "agent",
+        content: `The export to CSV is broken and slow. Support was friendly and fixed my billing question (${prefix} ${i}).`,
+        comments: i === 0 ? [{ text: "Same here: the export keeps failing, which is frustrating." }] : [],
+      })),
+    });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.content_ids as string[];
+}
+
+const enrichedState = (ids: string[]) =>
+  h.deps.db.content.findMany({ where: { id: { in: ids } }, select: { id: true, enrichedAt: true, embeddingModel: true } });
+
+describe("POST /api/sweeps/run", () => {
+  it("enriches the entity's newly stored originals and answers the run with its statistics; the same key answers the same run", async () => {
+    const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
+    try {
+      const entity = await createEntityFor(h, token, { name: "Capture One" });
+      const ids = await ingest(entity.id, 2, "one");
+      const res = await sweep({ entity_id: entity.id, idempotency_key: "capture-one-key" });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({
+        run_id: expect.any(String),
+        entity_id: entity.id,
+        idempotency_key: "capture-one-key",
+        status: "completed",
+        statistics: {
+          originals: 3,
+          enriched: 3,
+          already_enriched: 0,
+          missing: 0,
+          opinion_units_inserted: expect.any(Number),
+          remaining: 0,
+          embedding_model: "local-hashing-v1",
+        },
+        error: null,
+        attempts: 1,
+        next: `/api/sweeps/runs/${res.body.run_id}`,
+      });
+      const units = await h.deps.db.opinionUnit.count({ where: { contentId: { in: ids } } });
+      expect(units).toBeGreaterThan(0);
+      expect(res.body.statistics.opinion_units_inserted).toBe(units);
+      for (const row of await enrichedState(ids))
+        expect(row).toMatchObject({ enrichedAt: expect.any(Date), embeddingModel: "local-hashing-v1" });
+
+      // The same key answers the same run, without running it again.
+      const again = await sweep({ entity_id: entity.id, idempotency_key: "capture-one-key" });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(res.body);
+      // The same key for another entity is a conflict.
+      const other = await createEntityFor(h, token, { name: "Capture Other" });
+      const conflict = await sweep({ entity_id: other.id, idempotency_key: "capture-one-key" });
+      expect(conflict.status).toBe(409);
+      expect(conflict.body.code).toBe("idempotency_conflict");
+
+      // A new key takes only what was stored since and is not enriched yet (a source and its comment).
+      const more = await ingest(entity.id, 1, "two");
+      const second = await sweep({ entity_id: entity.id, idempotency_key: "capture-one-key-2" });
+      expect(second.status).toBe(200);
+      expect(second.body.run_id).not.toBe(res.body.run_id);
+      expect(second.body.statistics).toMatchObject({ originals: 2, enriched: 2, remaining: 0 });
+      expect((await enrichedState(more))[0]?.enrichedAt).toBeInstanceOf(Date);
+      // Nothing new: a run with nothing to do completes with zero originals.
+      const third = await sweep({ entity_id: entity.id, idempotency_key: "capture-one-key-3" });
+      expect(third.body).toMatchObject({ status: "completed", statistics: { originals: 0, enriched: 0, remaining: 0 } });
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it("answers 202 while the run waits, is polled at next, and counts originals the enrichment queue finished first", async () => {
+    const entity = await createEntityFor(h, token, { name: "Capture Two" });
+    const ids = await ingest(entity.id, 2, "late");
+    // No worker yet: the answer comes after SWEEP_WAIT_MS with the queued run.
+    const res = await sweep({ entity_id: entity.id, idempotency_key: "capture-two-key" });
+    expect(res.status).toBe(202);
+    expect(res.headers.location).toBe(res.body.next);
+    expect(res.body).toMatchObject({ status: "queued", statistics: { originals: null, enriched: 0 }, started_at: null });
+
+    // The enrichment queue (which ingest feeds) enriches one of the run's originals first.
+    await enrichContent(h.deps.db, createEmbedder(h.config), [ids[1] as string]);
+    const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
+    try {
+      const done = await until(async () => {
+        const poll = await h.http.get(res.body.next).set(bearer(token));
+        return poll.body.status === "completed" ? poll : undefined;
+      });
+      expect(done.status).toBe(200);
+      expect(done.body).toMatchObject({
+        run_id: res.body.run_id,
+        status: "completed",
+        statistics: { originals: 3, enriched: 2, already_enriched: 1, missing: 0, remaining: 0 },
+      });
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it("counts the originals stored under its key even when the enrichment queue finished them before the run", async () => {
+    const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
+    try {
+      const entity = await createEntityFor(h, token, { name: "Capture Five" });
+      const stored = await h.http
+        .post("/agent/v1/ingest/content")
+        .set(bearer(token))
+        .send({ entity_id: entity.id, collection_run_id: "capture-five-key", sources: [{ platform: "agent", content: "Sync is slow." }] })
+        .expect(200);
+      await enrichContent(h.deps.db, createEmbedder(h.config), stored.body.content_ids);
+      const res = await sweep({ entity_id: entity.id, idempotency_key: "capture-five-key" });
+      expect(res.body).toMatchObject({ status: "completed", statistics: { originals: 1, enriched: 0, already_enriched: 1, remaining: 0 } });
+      // Under another key the same, already enriched, original is not the run's.
+      const other = await sweep({ entity_id: entity.id, idempotency_key: "capture-five-other" });
+      expect(other.body.statistics).toMatchObject({ originals: 0 });
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it("runs a failed run again under the same key", async () => {
+    const entity = await createEntityFor(h, token, { name: "Capture Three" });
+    await ingest(entity.id, 1, "retry");
+    const first = await sweep({ entity_id: entity.id, idempotency_key: "capture-three-key" });
+    expect(first.status).toBe(202);
+    await h.deps.db.sweepRun.update({
+      where: { id: first.body.run_id },
+      data: { status: "failed", error: "the embeddings provider was down" },
+    });
+    const failed = await h.http.get(first.body.next).set(bearer(token));
+    expect(failed.body).toMatchObject({ status: "failed", error: "the embeddings provider was down" });
+
+    const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
+    try {
+      const retried = await sweep({ entity_id: entity.id, idempotency_key: "capture-three-key" });
+      expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+      expect(retried.body).toMatchObject({
+        run_id: first.body.run_id,
+        status: "completed",
+        error: null,
+        statistics: { originals: 2, enriched: 2 },
+      });
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it("validates the body (422), hides other callers' entities and runs (404), and takes a bearer or an ingest key", async () => {
+    const entity = await createEntityFor(h, token, { name: "Capture Four" });
+    const short = await sweep({ entity_id: entity.id, idempotency_key: "short" });
+    expect(short.status).toBe(422);
+    expect(short.body.detail[0]).toMatchObject({ loc: ["body", "idempotency_key"], type: "string_too_short" });
+    const missing = await sweep({ idempotency_key: "capture-four-key" });
+    expect(missing.body.detail[0]).toMatchObject({ loc: ["body", "entity_id"], type: "missing" });
+
+    const stranger = await h.token();
+    const foreign = await sweep({ entity_id: entity.id, idempotency_key: "capture-four-key" }, bearer(stranger));
+    expect(foreign.status).toBe(404);
+    expect(await h.deps.db.sweepRun.count({ where: { entityId: entity.id } })).toBe(0);
+
+    const exportKey = await createKeyFor(h, token, ["export"]);
+    expect((await sweep({ entity_id: entity.id, idempotency_key: "capture-four-key" }, { "X-API-Key": exportKey.raw_key })).status).toBe(
+      403,
+    );
+    const ingestKey = await createKeyFor(h, token, ["ingest"]);
+    const mine = await sweep({ entity_id: entity.id, idempotency_key: "capture-four-key" }, { "X-API-Key": ingestKey.raw_key });
+    expect([200, 202]).toContain(mine.status);
+    expect((await h.http.get(mine.body.next).set(bearer(stranger))).status).toBe(404);
+    expect((await h.http.get("/api/sweeps/runs/not-a-uuid").set(bearer(token))).status).toBe(404);
+  });
+});
