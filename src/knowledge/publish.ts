@@ -159,7 +159,7 @@ async function unchanged(tx: DbTx, current: InsightRow, content: RevisionContent
   );
 }
 
-/** What an analysis publishes: its insights, keyed by aspect (or title), with their verified quotes. */
+/** What an analysis publishes: its insights, keyed by aspect and polarity (or title), with their verified quotes. */
 export function analysisPublication(
   analysis: { id: string; userId: string; entityId: string | null; projectId: string | null; question: string },
   data: Pick<ResultData, "insights" | "limitations">,
@@ -172,7 +172,8 @@ export function analysisPublication(
     question: analysis.question,
     limitations: data.limitations,
     insights: data.insights.map((insight) => {
-      const aspect = "aspect" in insight && typeof insight.aspect === "string" && insight.aspect.trim() ? insight.aspect : null;
+      // One finding per aspect and side: "pricing" complaints and "pricing" praise are two records.
+      const aspect = insight.aspect?.trim() ? `${insight.aspect}:${insight.polarity}` : null;
       return {
         key: aspect ?? insight.title,
         title: insight.title,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Publication, publishGeneratedRecords } from "../../src/knowledge/publish.js";
+import { analysisPublication, type Publication, publishGeneratedRecords } from "../../src/knowledge/publish.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { CORPUS } from "../analysis/corpus.js";
 import { listen, openStream } from "../analysis/sse-client.js";
@@ -171,4 +171,25 @@ describe("an analysis run", () => {
     // The same findings over the same originals: refreshed in place, and no new revision.
     expect(await h.deps.db.knowledgeInsight.findMany({ where: { id: { in: published } }, orderBy: { id: "asc" } })).toEqual(revisions);
   }, 60_000);
+});
+
+describe("analysisPublication", () => {
+  it("keys a finding by aspect and side, so an aspect's complaints and praise are two records", () => {
+    const insight = (polarity: "complaint" | "praise", title: string) =>
+      ({
+        title,
+        summary: `${title}.`,
+        sentiment: polarity === "complaint" ? "negative" : "positive",
+        confidence: 0.8,
+        aspect: "pricing",
+        polarity,
+        evidence: [],
+      }) as unknown as Parameters<typeof analysisPublication>[1]["insights"][number];
+    const publication = analysisPublication(
+      { id: randomUUID(), userId: randomUUID(), entityId: randomUUID(), projectId: null, question: "What about pricing?" },
+      { insights: [insight("complaint", "Pricing — complaints"), insight("praise", "Pricing — praise")], limitations: [] },
+    );
+    const keys = publication.insights.map((i) => i.key);
+    expect(keys).toEqual(["pricing:complaint", "pricing:praise"]);
+  });
 });
