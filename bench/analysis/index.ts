@@ -14,7 +14,7 @@
  * and the worker's peak RSS while the analyses ran.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createParser } from "eventsource-parser";
@@ -56,7 +56,12 @@ const version = (file: string) =>
     .slice(0, 16);
 const CORPUS_VERSION = version("bench/analysis/corpus.ts");
 const UNITS_VERSION = createHash("sha256")
-  .update(["src/enrichment/opinions.ts", "src/enrichment/service.ts"].map((f) => version(f)).join())
+  .update(
+    readdirSync(path.join(root, "src/enrichment"))
+      .sort()
+      .map((f) => version(`src/enrichment/${f}`))
+      .join(),
+  )
   .digest("hex")
   .slice(0, 16);
 
