@@ -13,6 +13,7 @@ import { ingestRoutes } from "./ingest/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { knowledgeRoutes } from "./knowledge/routes.js";
 import { notesRoutes } from "./notes/routes.js";
+import { observationRoutes } from "./observations/routes.js";
 import { onboardingRoutes } from "./onboarding/routes.js";
 import type { AppDeps } from "./platform/deps.js";
 import type { AnyRoute } from "./platform/http/route.js";
@@ -41,6 +42,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...collectionRoutes(deps),
     ...collectionPlanRoutes(deps),
     ...sweepRunRoutes(deps),
+    ...observationRoutes(deps),
     ...skillRoutes(deps),
     ...runRoutes(deps),
     ...routineRoutes(deps),

@@ -116,3 +116,48 @@ describe("the agent client's evidence capture (ingest destination evidence)", ()
     }
   });
 });
+
+describe("the agent client's observations (ingest observations)", () => {
+  it("saves feedback snapshots to the project, answers their ids, and answers the same ids on an identical retry", async () => {
+    const args = {
+      project_id: projectId,
+      observations: [
+        {
+          content: "Dashboard keeps crashing when I filter by date range",
+          source_platform: "slack",
+          source_id: "slack:T1:C1:1.1",
+          observation_type: "bug_report",
+          metadata: { channel: "#product-feedback", author: "user123" },
+        },
+        {
+          content: "Would love CSV export for the analytics page",
+          source_platform: "discord",
+          observation_type: "feature_request",
+          entity_id: competitor.id,
+        },
+      ],
+    };
+    const saved = await call("ingest", args);
+    expect(saved).toMatchObject({
+      accepted: 2,
+      processing_status: "queued",
+      project_id: projectId,
+      observations: [
+        { index: 0, entity_id: company.id, platform: "slack", status: "created" },
+        { index: 1, entity_id: competitor.id, platform: "agent", source_platform: "discord", status: "created" },
+      ],
+    });
+    const retry = await call("ingest", args);
+    expect(retry.ids).toEqual(saved.ids);
+    expect(retry.inserted).toBe(0);
+
+    // Without a project: the entity the client names is the scope.
+    const scoped = await call("ingest", {
+      entity_id: company.id,
+      observations: [{ content: "Need CSV export", observation_type: "feature_request" }],
+    });
+    expect(scoped).toMatchObject({ accepted: 1, project_id: null, observations: [{ entity_id: company.id }] });
+    // Neither: the 422 names the observation's entity.
+    await expect(call("ingest", { observations: [{ content: "Need CSV export" }] })).rejects.toThrow(/"status":422.*entity_id/);
+  });
+});

@@ -81,6 +81,8 @@ function validRequest(route: AnyRoute, world: World, params: Record<string, stri
   const query = route.query ? ids(minimal(route.query, sampleValid<Record<string, unknown>>(route.query, known(world), 11))) : {};
   const body = route.body ? ids(minimal(route.body, sampleValid<Record<string, unknown>>(route.body, known(world), 11))) : undefined;
   if (route.path.startsWith("/agent/v1/knowledge/")) knowledgeRequest(route, world, query, body);
+  // Observations name their entity per item too: the world's own, so only the swapped field can fail.
+  if (route.path === "/api/observations/submit" && body) body.observations = [{ content: "An observation", entity_id: world.entityId }];
   return {
     path: fillPath(route.path, params),
     query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])),
