@@ -3,7 +3,7 @@ import type { Config } from "../platform/config.js";
 import type { Db } from "../platform/db.js";
 import { extractiveAnswer } from "./answer.js";
 import { mineAspects } from "./aspect-mining.js";
-import { type LlmExcerpt, llmDraft } from "./llm.js";
+import { llmProse } from "./llm.js";
 import { questionIntent } from "./question.js";
 import { type RetrievedRow, retrieve } from "./retrieval.js";
 import { topUpFromScope } from "./sample.js";
@@ -25,12 +25,9 @@ import { buildThemes, scoreUnits, selectThemes, unitsOf } from "./themes.js";
  * A deep analysis reports every aspect that at least COVERAGE_SHARE of the analysed
  * sources talk about (at least one source), up to `coverageCap` themes.
  */
-export const DEPTH_LIMITS: Record<
-  Depth,
-  { rows: number; insights: number; coverageCap: number | null; evidence: number; excerpts: number }
-> = {
-  brief: { rows: 50, insights: 3, coverageCap: null, evidence: 2, excerpts: 20 },
-  deep: { rows: 1000, insights: 6, coverageCap: 40, evidence: 4, excerpts: 60 },
+export const DEPTH_LIMITS: Record<Depth, { rows: number; insights: number; coverageCap: number | null; evidence: number }> = {
+  brief: { rows: 50, insights: 3, coverageCap: null, evidence: 2 },
+  deep: { rows: 1000, insights: 6, coverageCap: 40, evidence: 4 },
 };
 export const COVERAGE_SHARE = 0.03;
 /** Fewer distinct cited sources than this makes the result `partial`. */
@@ -146,43 +143,42 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const drafts = extractiveInsights(reported, platformOf, new Map(rows.map((r) => [r.id, r.content])), limits.evidence);
 
   await deps.progress("evidence", 0.7);
-  let assembled = await assemble(deps.db, scope.workspaceIds, drafts, null);
+  let assembled = await assemble(deps.db, scope.workspaceIds, drafts);
   let engine: ResultData["engine"] = "extractive";
   const focus = reported.filter((t) => t.focus).map((t) => t.aspect);
   let answer = extractiveAnswer(intent, assembled.insights, focus, rows.length);
 
-  if (deps.config.LLM_BASE_URL) {
+  if (deps.config.LLM_BASE_URL && assembled.insights.length > 0) {
     await deps.progress("synthesis", 0.8);
-    // Excerpts from every reported theme in turn, each theme's strongest statements first.
-    const queues = reported.map((t) =>
-      [...t.units].sort((a, b) => Math.abs(b.sentiment) - Math.abs(a.sentiment) || b.relevance - a.relevance),
+    // The model writes the prose only: themes, counts and quotes stay the ones found in the evidence.
+    const outcome = await llmProse(
+      deps.config,
+      request.question,
+      assembled.insights.map((i) => ({
+        title: i.title,
+        summary: i.summary,
+        evidence: i.evidence.map((e) => ({ number: e.number, quote: e.quote })),
+      })),
     );
-    const picked: typeof units = [];
-    for (let round = 0; picked.length < limits.excerpts && queues.some((q) => q.length > round); round++)
-      for (const q of queues) if (q[round] && picked.length < limits.excerpts) picked.push(q[round]!);
-    const excerpts: LlmExcerpt[] = picked.map((u) => ({
-      content_id: u.contentId,
-      platform: platformOf.get(u.contentId) ?? "unknown",
-      text: quoteOf(u).quote,
-    }));
-    const outcome = await llmDraft(deps.config, request.question, excerpts);
     if (!outcome.ok) {
       limitations.push(`The language model was not used: ${outcome.reason}; the answer is extractive.`);
     } else {
-      const fromModel = await assemble(deps.db, scope.workspaceIds, outcome.insights, outcome.answer);
-      const removed = fromModel.dropped + outcome.unknownCitations;
-      if (fromModel.evidence.length === 0) {
-        limitations.push("The language model's answer cited nothing that could be verified; the answer is extractive.");
-      } else {
-        assembled = fromModel;
-        engine = "llm";
-        answer = fromModel.answer ?? answer;
-        if (removed > 0) {
-          limitations.push(
-            `${removed} quote(s) or citation(s) from the language model were dropped: not verbatim in the cited stored original.`,
-          );
-        }
-      }
+      engine = "llm";
+      if (outcome.answer) answer = outcome.answer;
+      else limitations.push("The language model's answer held nothing that could be verified; the answer is extractive.");
+      assembled = {
+        ...assembled,
+        insights: assembled.insights.map((insight, i) => ({ ...insight, summary: outcome.summaries[i] ?? insight.summary })),
+      };
+      const { citations, quotes } = outcome.removed;
+      if (quotes > 0)
+        limitations.push(
+          `${plural(quotes, "quote")} written by the language model ${quotes === 1 ? "was" : "were"} not verbatim in the evidence and ${quotes === 1 ? "was" : "were"} dropped with the sentence holding ${quotes === 1 ? "it" : "them"}.`,
+        );
+      if (citations > 0)
+        limitations.push(
+          `${plural(citations, "citation")} from the language model named no quote it was given and ${citations === 1 ? "was" : "were"} dropped.`,
+        );
     }
   }
 

@@ -2,58 +2,61 @@ import type { Response } from "undici";
 import { z } from "zod";
 import type { Config } from "../platform/config.js";
 import { outboundFetch, trustedEndpoint } from "../platform/outbound.js";
-import type { QuoteCandidate } from "./evidence.js";
-import type { AnswerDraft, InsightDraft } from "./synthesis.js";
+import { MIN_QUOTE_CHARS } from "./evidence.js";
 
 /**
  * Optional prose from an OpenAI-compatible chat model (LLM_BASE_URL, LLM_API_KEY,
- * LLM_MODEL). The model sees the question and numbered excerpts of stored originals and
- * answers JSON: an answer citing excerpts as [n] and insights whose evidence are quotes
- * it claims are verbatim. Nothing it says is trusted: its [n] become references to the
- * numbered excerpts (unknown numbers are dropped), and every quote and reference goes
- * through `verifyQuotes` with the rest. Any failure returns a reason, and the caller
- * keeps the extractive answer.
+ * LLM_MODEL). The model writes words only: the answer and a summary per theme. The themes,
+ * their polarity and counts, and every quote stay the extractive engine's, taken from the
+ * stored evidence. The model sees the question and the themes with their numbered, verified
+ * quotes, and nothing it says is trusted:
+ * - a citation `[n]` must name one of the numbered quotes (of that theme, for a summary);
+ *   any other is removed;
+ * - text it puts in quotation marks must be a verbatim piece of a quote it was shown (of that
+ *   theme, for a summary); a sentence of the answer holding an invented quote is removed, and
+ *   a summary holding one is replaced by the extractive summary.
+ * Everything removed is counted for `limitations`. Any failure returns a reason, and the
+ * caller keeps the extractive prose.
  */
-export interface LlmExcerpt {
-  content_id: string;
-  platform: string;
-  text: string;
+export interface ProseTheme {
+  title: string;
+  summary: string;
+  evidence: { number: number; quote: string }[];
+}
+
+export interface ProseRemovals {
+  /** `[n]` naming no quote the model was shown (or not one of the theme's, in a summary). */
+  citations: number;
+  /** Quoted text that is not a verbatim piece of a quote the model was shown. */
+  quotes: number;
 }
 
 export type LlmOutcome =
-  | { ok: true; insights: InsightDraft[]; answer: AnswerDraft; unknownCitations: number }
+  | { ok: true; answer: string | null; summaries: (string | null)[]; removed: ProseRemovals }
   | { ok: false; reason: string };
 
-const LlmAnswer = z.object({
+const LlmProse = z.object({
   answer: z.string().min(1).max(20_000),
-  insights: z
-    .array(
-      z.object({
-        title: z.string().min(1).max(300),
-        summary: z.string().max(4000).default(""),
-        sentiment: z.enum(["positive", "negative", "mixed", "neutral"]).catch("neutral"),
-        confidence: z.number().min(0).max(1).catch(0.5),
-        evidence: z
-          .array(z.object({ content_id: z.string(), quote: z.string() }))
-          .max(20)
-          .default([]),
-      }),
-    )
-    .max(12)
+  summaries: z
+    .array(z.object({ theme: z.number().int(), summary: z.string().max(4000) }))
+    .max(100)
     .default([]),
 });
 
 const SYSTEM_PROMPT = [
-  "You are a research analyst. Answer the question using ONLY the numbered excerpts of stored sources.",
-  'Reply with one JSON object: {"answer": string, "insights": [{"title", "summary", "sentiment" (positive|negative|mixed|neutral),',
-  '"confidence" (0..1), "evidence": [{"content_id", "quote"}]}]}.',
-  "Cite excerpts in the answer as [n]. Every quote must be copied character for character from an excerpt, with that excerpt's content_id.",
-  "If the excerpts do not answer the question, say so.",
+  "You are a research analyst. You are given a question and the themes found in stored sources, each with its polarity,",
+  "its count of distinct sources and numbered verbatim quotes. Use ONLY these themes and quotes; do not invent themes or counts.",
+  'Reply with one JSON object: {"answer": string, "summaries": [{"theme": number, "summary": string}]}.',
+  "The answer addresses the question directly, leading with what it asks about; cite quotes as [n].",
+  "Counts are sources, never people. Text in quotation marks must be copied character for character from a quote.",
+  "A summary describes one theme in one or two sentences and may cite only that theme's quotes.",
 ].join(" ");
 
-export function buildPrompt(question: string, excerpts: LlmExcerpt[]): string {
-  const lines = excerpts.map((e, i) => `[${i + 1}] content_id=${e.content_id} platform=${e.platform}\n${e.text}`);
-  return `Question: ${question}\n\nExcerpts:\n${lines.join("\n\n")}`;
+export function buildPrompt(question: string, themes: ProseTheme[]): string {
+  const lines = themes.map((t, i) =>
+    [`Theme ${i + 1}: ${t.title}`, ...t.evidence.map((e) => `  [${e.number}] ${JSON.stringify(e.quote)}`)].join("\n"),
+  );
+  return `Question: ${question}\n\nThemes:\n${lines.join("\n\n")}`;
 }
 
 function parseContent(content: string): unknown {
@@ -61,7 +64,42 @@ function parseContent(content: string): unknown {
   return JSON.parse((fenced?.[1] ?? content).trim());
 }
 
-export async function llmDraft(config: Config, question: string, excerpts: LlmExcerpt[]): Promise<LlmOutcome> {
+const QUOTED = /["“„«]([^"“”„«»]+)["”»]/gu;
+const segmenter = new Intl.Segmenter("en", { granularity: "sentence" });
+
+/**
+ * Prose checked against the quotes it may use: unknown citations removed, and each sentence
+ * holding quoted text that is not a verbatim piece of an allowed quote removed whole.
+ */
+export function checkProse(
+  text: string,
+  allowed: { number: number; quote: string }[],
+): { text: string; citations: number; quotes: number; changed: boolean } {
+  const numbers = new Set(allowed.map((e) => e.number));
+  let citations = 0;
+  let quotes = 0;
+  const kept: string[] = [];
+  for (const { segment } of segmenter.segment(text)) {
+    const invented = [...segment.matchAll(QUOTED)]
+      .map((m) => (m[1] ?? "").trim())
+      .filter((q) => Array.from(q).length >= MIN_QUOTE_CHARS && !allowed.some((e) => e.quote.includes(q)));
+    if (invented.length > 0) {
+      quotes += invented.length;
+      continue;
+    }
+    kept.push(
+      segment.replace(/\s?\[(\d{1,6})\]/g, (m, n: string) => {
+        if (numbers.has(Number(n))) return m;
+        citations++;
+        return "";
+      }),
+    );
+  }
+  const out = kept.join("").trim();
+  return { text: out, citations, quotes, changed: out !== text.trim() };
+}
+
+export async function llmProse(config: Config, question: string, themes: ProseTheme[]): Promise<LlmOutcome> {
   if (!config.LLM_BASE_URL) return { ok: false, reason: "no language model is configured" };
   let res: Response;
   try {
@@ -76,7 +114,7 @@ export async function llmDraft(config: Config, question: string, excerpts: LlmEx
           response_format: { type: "json_object" },
           messages: [
             { role: "system", content: SYSTEM_PROMPT },
-            { role: "user", content: buildPrompt(question, excerpts) },
+            { role: "user", content: buildPrompt(question, themes) },
           ],
         }),
         signal: AbortSignal.timeout(config.LLM_TIMEOUT_MS),
@@ -90,36 +128,35 @@ export async function llmDraft(config: Config, question: string, excerpts: LlmEx
     await res.body?.cancel();
     return { ok: false, reason: `the language model answered HTTP ${res.status}` };
   }
-  let parsed: z.infer<typeof LlmAnswer>;
+  let parsed: z.infer<typeof LlmProse>;
   try {
     const body = (await res.json()) as { choices?: { message?: { content?: unknown } }[] };
     const content = body.choices?.[0]?.message?.content;
     if (typeof content !== "string") return { ok: false, reason: "the language model answered without message content" };
-    const result = LlmAnswer.safeParse(parseContent(content));
+    const result = LlmProse.safeParse(parseContent(content));
     if (!result.success) return { ok: false, reason: "the language model's answer did not have the expected shape" };
     parsed = result.data;
   } catch (err) {
     return { ok: false, reason: `the language model's answer could not be read (${(err as Error).name})` };
   }
 
-  // [n] → a reference to excerpt n (the whole excerpt text is the quote it points at).
-  const refs: QuoteCandidate[] = [];
-  let unknownCitations = 0;
-  const text = parsed.answer.replace(/\[(\d{1,4})\]/g, (_m, n: string) => {
-    const excerpt = excerpts[Number(n) - 1];
-    if (!excerpt) {
-      unknownCitations++;
-      return "";
-    }
-    refs.push({ content_id: excerpt.content_id, quote: excerpt.text });
-    return `{{ref:${refs.length - 1}}}`;
-  });
-  const insights: InsightDraft[] = parsed.insights.map((i) => ({
-    title: i.title,
-    summary: i.summary,
-    sentiment: i.sentiment,
-    confidence: Math.round(i.confidence * 100) / 100,
-    evidence: i.evidence.map((e) => ({ content_id: e.content_id, quote: e.quote })),
-  }));
-  return { ok: true, insights, answer: { text, refs }, unknownCitations };
+  const removed: ProseRemovals = { citations: 0, quotes: 0 };
+  const answer = checkProse(
+    parsed.answer,
+    themes.flatMap((t) => t.evidence),
+  );
+  removed.citations += answer.citations;
+  removed.quotes += answer.quotes;
+
+  const summaries: (string | null)[] = themes.map(() => null);
+  for (const { theme, summary } of parsed.summaries) {
+    const target = themes[theme - 1];
+    if (!target || summaries[theme - 1] !== null || summary.trim() === "") continue;
+    const checked = checkProse(summary, target.evidence);
+    removed.citations += checked.citations;
+    removed.quotes += checked.quotes;
+    // A summary that had to be cut is not the model's summary any more: the extractive one stands.
+    summaries[theme - 1] = checked.changed || checked.text === "" ? null : checked.text;
+  }
+  return { ok: true, answer: answer.text === "" ? null : answer.text, summaries, removed };
 }

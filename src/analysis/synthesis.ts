@@ -7,11 +7,9 @@ import { plural } from "./text.js";
 import { isSplit, type SourceCounts, type Theme, type ThemePolarity, type Unit } from "./themes.js";
 
 /**
- * Drafts and their assembly. A draft (from the extractive engine or a language model)
- * proposes insights with quote candidates and, optionally, an answer whose citations are
- * `{{ref:i}}` placeholders into `refs`. `assemble` sends every candidate through
- * `verifyQuotes` once, numbers the survivors [1], [2], ... in order of first use, drops
- * insights left without evidence and rewrites or removes the answer's citations.
+ * Insight drafts of the extractive engine and their assembly: `assemble` sends every quote
+ * candidate through `verifyQuotes` once, numbers the survivors [1], [2], ... in order of
+ * first use and drops insights left without evidence.
  */
 export type InsightSentiment = InsightItem["sentiment"];
 
@@ -28,16 +26,10 @@ export interface InsightDraft {
   counts?: SourceCounts;
 }
 
-export interface AnswerDraft {
-  text: string;
-  refs: QuoteCandidate[];
-}
-
 export interface Assembled {
   insights: InsightItem[];
   evidence: EvidenceItem[];
   citations: { number: number; content_id: string; quote: string }[];
-  answer: string | null;
   dropped: number;
   verified: VerifiedQuote[];
 }
@@ -217,8 +209,8 @@ export function extractiveInsights(
 
 const key = (c: { content_id: string; quote: string }) => `${c.content_id}\u0000${c.quote}`;
 
-export async function assemble(db: Db, workspaceIds: string[], insights: InsightDraft[], answer: AnswerDraft | null): Promise<Assembled> {
-  const candidates = [...insights.flatMap((i) => i.evidence), ...(answer?.refs ?? [])];
+export async function assemble(db: Db, workspaceIds: string[], insights: InsightDraft[]): Promise<Assembled> {
+  const candidates = insights.flatMap((i) => i.evidence);
   const { kept, dropped } = await verifyQuotes(db, candidates, { workspaceIds });
   const verifiedByKey = new Map(kept.map((v) => [key(v), v]));
 
@@ -255,14 +247,6 @@ export async function assemble(db: Db, workspaceIds: string[], insights: Insight
     });
   }
 
-  let text: string | null = null;
-  if (answer) {
-    text = answer.text.replace(/\s?\{\{ref:(\d+)\}\}/g, (_m, i: string) => {
-      const ref = answer.refs[Number(i)];
-      const v = ref ? verifiedByKey.get(key(ref)) : undefined;
-      return v ? ` [${number(v).number}]` : "";
-    });
-  }
   const citations = evidence.map((e) => ({ number: e.number, content_id: e.content_id, quote: e.quote }));
-  return { insights: finalInsights, evidence, citations, answer: text, dropped: dropped.length, verified: kept };
+  return { insights: finalInsights, evidence, citations, dropped: dropped.length, verified: kept };
 }

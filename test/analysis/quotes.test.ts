@@ -32,39 +32,35 @@ let knowledgeId: string;
 
 const FABRICATED = "Acme pricing is criminal and a total scam";
 
-function excerptsOf(prompt: string): { n: number; contentId: string; text: string }[] {
-  return [...prompt.matchAll(/\[(\d+)\] content_id=(\S+) platform=\S+\n([^\n]*)/g)].map((m) => ({
-    n: Number(m[1]),
-    contentId: m[2]!,
-    text: m[3]!,
-  }));
+const MODEL_SUMMARY = "Several sources find the price too high for small teams";
+
+/** The themes of the prompt: "Theme k: title" followed by its numbered quotes `[n] "quote"`. */
+function themesOf(prompt: string): { k: number; title: string; quotes: { n: number; quote: string }[] }[] {
+  return prompt
+    .split(/\n(?=Theme \d+: )/)
+    .filter((block) => block.startsWith("Theme "))
+    .map((block) => {
+      const [head, ...lines] = block.split("\n");
+      const [, k, title] = /^Theme (\d+): (.*)$/.exec(head ?? "") ?? [];
+      const quotes = lines.flatMap((l) => {
+        const m = /^\s+\[(\d+)\] (".*")$/.exec(l);
+        return m ? [{ n: Number(m[1]), quote: JSON.parse(m[2] ?? '""') as string }] : [];
+      });
+      return { k: Number(k), title: title ?? "", quotes };
+    });
 }
 
+/** A model that writes good prose, an invented quote, a citation of nothing and a summary quoting nothing it saw. */
 function chatAnswer(body: Record<string, unknown>) {
   const messages = body.messages as { role: string; content: string }[];
-  const excerpts = excerptsOf(messages.find((m) => m.role === "user")!.content);
-  const [a, b] = excerpts;
+  const themes = themesOf(messages.find((m) => m.role === "user")!.content.split("Themes:\n")[1] ?? "");
+  const [first, second] = themes;
+  const n = first!.quotes[0]!.n;
   const content = {
-    answer: `Pricing is the main complaint [${a!.n}][${b!.n}], and one user called it a scam [99].`,
-    insights: [
-      {
-        title: "Pricing hurts small teams",
-        summary: "Users find the price too high.",
-        sentiment: "negative",
-        confidence: 0.8,
-        evidence: [
-          { content_id: a!.contentId, quote: a!.text },
-          { content_id: a!.contentId, quote: FABRICATED },
-          { content_id: knowledgeId, quote: SUMMARY_TEXT },
-        ],
-      },
-      {
-        title: "Invented theme",
-        summary: "Nothing supports this.",
-        sentiment: "positive",
-        confidence: 0.9,
-        evidence: [{ content_id: b!.contentId, quote: "a sentence that appears nowhere at all" }],
-      },
+    answer: `Pricing is the main complaint [${n}]. One user called it "${FABRICATED}" [${n}]. Others disagree [99].`,
+    summaries: [
+      { theme: first!.k, summary: `${MODEL_SUMMARY} [${n}].` },
+      ...(second ? [{ theme: second.k, summary: 'One source said "a sentence that appears nowhere at all".' }] : []),
     ],
   };
   return {
@@ -183,7 +179,7 @@ describe("verifyQuotes", () => {
 });
 
 describe("analysis with a chat model", () => {
-  it("uses the model's prose but drops every quote and citation that is not verbatim in a stored original", async () => {
+  const analyse = async () => {
     const stream = await openStream(`${base}/agent/v1/analysis/run`, {
       method: "POST",
       token: tenant.token,
@@ -192,13 +188,29 @@ describe("analysis with a chat model", () => {
     await stream.closed;
     const result = stream.events.at(-1)!;
     expect(result.event).toBe("result");
-    const data = result.data.data as {
-      answer: string;
-      engine: string;
-      insights: { title: string; evidence: { content_id: string; quote: string }[] }[];
-      evidence: { number: number; content_id: string; quote: string; start_offset: number; end_offset: number }[];
-      limitations: string[];
-    };
+    return { stream, result };
+  };
+  type Data = {
+    answer: string;
+    engine: string;
+    insights: {
+      title: string;
+      summary: string;
+      polarity: string;
+      sources: number;
+      evidence: { number: number; content_id: string; quote: string }[];
+    }[];
+    evidence: { number: number; content_id: string; quote: string; start_offset: number; end_offset: number }[];
+    limitations: string[];
+  };
+
+  it("uses the model's prose only: themes, counts and quotes stay the evidence's; invented quotes and citations are dropped and reported", async () => {
+    mode = "http500";
+    const extractive = (await analyse()).result.data.data as Data;
+    mode = "fabricate";
+    llmRequests.length = 0;
+    const { stream, result } = await analyse();
+    const data = result.data.data as Data;
 
     expect(llmRequests).toHaveLength(1);
     expect(llmRequests[0]!.headers.authorization).toBe("Bearer llm-test-key");
@@ -206,19 +218,24 @@ describe("analysis with a chat model", () => {
     expect(stream.events.some((e) => e.event === "progress" && e.data.step === "synthesis")).toBe(true);
 
     expect(data.engine).toBe("llm");
-    expect(data.insights.map((i) => i.title)).toEqual(["Pricing hurts small teams"]);
-    expect(data.insights[0]!.evidence).toHaveLength(1);
+    // The themes, their polarity, counts and quotes are exactly the extractive engine's.
+    const shape = (d: Data) => d.insights.map((i) => ({ title: i.title, polarity: i.polarity, sources: i.sources, evidence: i.evidence }));
+    expect(shape(data)).toEqual(shape(extractive));
+    expect(data.evidence).toEqual(extractive.evidence);
+    // The model's summary of the first theme is used; the second, quoting nothing it saw, is not.
+    expect(data.insights[0]!.summary).toMatch(MODEL_SUMMARY);
+    if (data.insights[1]) expect(data.insights[1].summary).toBe(extractive.insights[1]!.summary);
+
     const text = JSON.stringify(result.data);
     expect(text).not.toContain(FABRICATED);
     expect(text).not.toContain("appears nowhere");
     expect(text).not.toContain(SUMMARY_TEXT);
-    expect(text).not.toContain(knowledgeId);
-    // [99] pointed at nothing and is gone; the two real citations are renumbered evidence.
+    expect(data.answer).toMatch(/^Pricing is the main complaint \[\d+\]\./);
     expect(data.answer).not.toContain("[99]");
-    const cited = [...data.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
-    expect(cited).toHaveLength(2);
-    for (const n of cited) expect(data.evidence.find((e) => e.number === n)).toBeDefined();
-    expect(data.limitations.join(" ")).toMatch(/dropped: not verbatim/);
+    for (const m of data.answer.matchAll(/\[(\d+)\]/g)) expect(data.evidence.find((e) => e.number === Number(m[1]))).toBeDefined();
+    const limitations = data.limitations.join(" ");
+    expect(limitations).toMatch(/quotes? written by the language model (was|were) not verbatim/);
+    expect(limitations).toMatch(/1 citation from the language model named no quote/);
 
     const rows = await h.deps.db.content.findMany({ where: { id: { in: data.evidence.map((e) => e.content_id) } } });
     for (const e of data.evidence) {
@@ -226,7 +243,7 @@ describe("analysis with a chat model", () => {
       expect(sliceCodePoints(row.content, e.start_offset, e.end_offset)).toBe(e.quote);
     }
     const stored = await h.deps.db.insightEvidence.findMany({ where: { insight: { analysisId: result.data.analysis_id as string } } });
-    expect(stored.map((s) => s.quote)).toEqual(data.insights[0]!.evidence.map((e) => e.quote));
+    expect(stored.map((s) => s.quote).sort()).toEqual(data.insights.flatMap((i) => i.evidence.map((e) => e.quote)).sort());
   });
 
   it.each([
