@@ -1,3 +1,4 @@
+import { actionRoutes } from "./actions/routes.js";
 import { analysisRoutes } from "./analysis/routes.js";
 import { creditRoutes } from "./billing/routes.js";
 import { collectionRoutes } from "./collection/routes.js";
@@ -43,6 +44,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...collectionPlanRoutes(deps),
     ...sweepRunRoutes(deps),
     ...observationRoutes(deps),
+    ...actionRoutes(deps),
     ...skillRoutes(deps),
     ...runRoutes(deps),
     ...routineRoutes(deps),

@@ -161,3 +161,62 @@ describe("the agent client's observations (ingest observations)", () => {
     await expect(call("ingest", { observations: [{ content: "Need CSV export" }] })).rejects.toThrow(/"status":422.*entity_id/);
   });
 });
+
+describe("the agent client's actions (recall actions)", () => {
+  it("reads an entity's saved actions with their evidence, filters and next_offset", async () => {
+    const stored = await h.http
+      .post("/agent/v1/ingest/content")
+      .set(bearer(token))
+      .send({
+        entity_id: company.id,
+        sources: [{ id: "pricing-1", platform: "reddit", content: "The pricing page is confusing for small teams." }],
+      })
+      .expect(200);
+    const record = await h.http
+      .post("/agent/v1/knowledge/insights")
+      .set(bearer(token))
+      .send({
+        entity_id: company.id,
+        request_id: randomUUID(),
+        expected_revision: 0,
+        title: "Pricing confuses small teams",
+        summary: "Small teams find the pricing page confusing.",
+        evidence: [{ content_id: stored.body.content_ids[0], quote: "The pricing page is confusing" }],
+      })
+      .expect(201);
+    for (const objectType of ["pain_point", "research_opportunity"]) {
+      await h.http
+        .post("/api/sweeps/objects")
+        .set(bearer(token))
+        .send({ entity_id: company.id, insight_id: record.body.record.id, object_type: objectType })
+        .expect(201);
+    }
+
+    const first = await call("recall", { mode: "actions", entity_id: company.id, limit: 1 });
+    expect(first).toMatchObject({
+      entity_id: company.id,
+      mode: "actions",
+      count: 1,
+      total: 2,
+      next_offset: 1,
+      objects: [
+        {
+          object_type: "pain_point",
+          title: "Pricing confuses small teams",
+          status: "open",
+          urgency: null,
+          impact_score: null,
+          signal_count: 1,
+          knowledge_ref: { insight_id: record.body.record.id, revision: 1 },
+          evidence: [{ quote: "The pricing page is confusing", content_id: stored.body.content_ids[0], available: true }],
+        },
+      ],
+    });
+    const rest = await call("recall", { mode: "actions", entity_id: company.id, limit: 1, offset: first.next_offset });
+    expect(rest).toMatchObject({ next_offset: null, objects: [{ object_type: "research_opportunity" }] });
+    const typed = await call("recall", { mode: "actions", entity_id: company.id, object_type: "research_opportunity", status: "open" });
+    expect(typed.objects).toHaveLength(1);
+    const none = await call("recall", { mode: "actions", entity_id: company.id, status: "done" });
+    expect(none).toMatchObject({ count: 0, objects: [], next_offset: null });
+  });
+});

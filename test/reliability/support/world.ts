@@ -133,6 +133,15 @@ export async function buildWorld(
       }),
   );
 
+  // An action derived from that record.
+  const action = await ok<{ id: string }>(
+    "action",
+    await h.http
+      .post("/api/sweeps/objects")
+      .set(auth(token))
+      .send({ entity_id: entityId, insight_id: insight.record.id, object_type: "pain_point" }),
+  );
+
   const job = async (route: "collection" | "research") =>
     (
       await ok<{ job_id: string }>(
@@ -239,6 +248,7 @@ export async function buildWorld(
     key_id: Object.values(keys).map((k) => k.id),
     request_id: [noteRequestId],
     sweep_run_id: [sweepRun.id],
+    object_id: [action.id],
     insight_id: [insight.record.id],
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
   };
