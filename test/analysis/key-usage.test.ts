@@ -32,8 +32,14 @@ describe("streamed answers and API key usage", () => {
     await replay.closed;
     expect(replay.events.at(-1)?.event).toMatch(/result|error/);
 
-    const usage = await h.http.get(`/api/user/keys/${key.body.key.id}/usage`).set("Authorization", `Bearer ${token}`);
-    expect(usage.body.records).toEqual([
+    // The usage record is written once the stream has ended, which the client may see first.
+    const readUsage = async () =>
+      (await h.http.get(`/api/user/keys/${key.body.key.id}/usage`).set("Authorization", `Bearer ${token}`)).body.records as unknown[];
+    let records = await readUsage();
+    for (const deadline = Date.now() + 10_000; records.length === 0 && Date.now() < deadline; records = await readUsage()) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(records).toEqual([
       expect.objectContaining({ method: "GET", route: "/agent/v1/analysis/:analysis_id/events", status_code: 200, scope_used: "*" }),
     ]);
   });
