@@ -44,7 +44,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Quotes shorter than this many characters (after trimming) prove nothing. */
 export const MIN_QUOTE_CHARS = 8;
 
-export async function verifyQuotes(db: Db, candidates: QuoteCandidate[], allowed: { workspaceIds: string[] }): Promise<Verification> {
+export async function verifyQuotes(
+  db: Db,
+  candidates: QuoteCandidate[],
+  allowed: { workspaceIds: string[] /** Shortest quote kept (trimmed), default MIN_QUOTE_CHARS. */; minQuoteChars?: number },
+): Promise<Verification> {
+  const minChars = allowed.minQuoteChars ?? MIN_QUOTE_CHARS;
   const ids = [...new Set(candidates.map((c) => c.content_id).filter((id) => typeof id === "string" && UUID.test(id)))];
   const rows =
     ids.length === 0
@@ -88,7 +93,7 @@ export async function verifyQuotes(db: Db, candidates: QuoteCandidate[], allowed
     if (!row) reason = "not_stored_original";
     else if (!workspaces.has(row.workspaceId)) reason = "out_of_scope";
     else if (!isEvidenceRow(row)) reason = "not_quotable";
-    else if (quote.trim().length < MIN_QUOTE_CHARS) reason = "empty";
+    else if (quote.trim().length < minChars) reason = "empty";
     if (reason || !row) {
       dropped.push({ candidate, reason: reason ?? "not_stored_original" });
       continue;

@@ -1,4 +1,11 @@
-import { MIN_QUOTE_CHARS, type QuoteCandidate, verifyQuotes } from "../analysis/evidence.js";
+import { type QuoteCandidate, verifyQuotes } from "../analysis/evidence.js";
+
+/**
+ * A citation's quote may be as short as one character that is not white space: an agent
+ * cites exactly what supports its finding ("slow"), checked verbatim at its offset.
+ */
+const MIN_CITATION_CHARS = 1;
+
 import type { Db, DbTx } from "../platform/db.js";
 import type { ValidationIssue } from "../platform/errors.js";
 import { codePointLength } from "../platform/text.js";
@@ -52,7 +59,7 @@ export async function gateQuotes(db: Db, scope: KnowledgeScope, evidence: Eviden
   const { dropped } = await verifyQuotes(
     db,
     candidates.map((c) => c.candidate),
-    { workspaceIds: [scope.workspaceId] },
+    { workspaceIds: [scope.workspaceId], minQuoteChars: MIN_CITATION_CHARS },
   );
   const issues: ValidationIssue[] = [];
   for (const { index, candidate } of candidates) {
@@ -76,7 +83,7 @@ const sourceNotFound = (loc: Loc): ValidationIssue => ({
 });
 const quoteTooShort = (loc: Loc): ValidationIssue => ({
   loc,
-  msg: `A quote must have at least ${MIN_QUOTE_CHARS} characters once trimmed`,
+  msg: "A quote must hold at least one character that is not white space",
   type: "quote_too_short",
 });
 const notVerbatim = (loc: Loc, start: number | undefined): ValidationIssue => ({
@@ -144,7 +151,7 @@ export async function pinCitations(
       }
       snapshot = outcome.snapshot;
     }
-    if (e.quote.trim().length < MIN_QUOTE_CHARS) {
+    if (e.quote.trim().length < MIN_CITATION_CHARS) {
       issues.push(quoteTooShort(here("quote")));
       return;
     }

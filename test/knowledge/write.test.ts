@@ -115,13 +115,15 @@ describe("a quote that is not verbatim", () => {
     expect(read.body.record.revision).toBe(1);
   });
 
-  it("names every too-short quote and unknown source", async () => {
+  it("takes a short verbatim quote, and names every blank quote and unknown source", async () => {
+    const short = await createInsight(h, team.token, insightBody(team, { evidence: [{ content_id: team.content.praise, quote: "fast" }] }));
+    expect(short.status, JSON.stringify(short.body)).toBe(201);
     const res = await createInsight(
       h,
       team.token,
       insightBody(team, {
         evidence: [
-          { content_id: team.content.pricing, quote: "pricing" },
+          { content_id: team.content.pricing, quote: "   " },
           { content_id: randomUUID(), quote: "the pricing page is confusing" },
         ],
       }),
