@@ -11,6 +11,7 @@ import { entityRoutes } from "./entities/routes.js";
 import { exportRoutes } from "./export/routes.js";
 import { healthRoutes } from "./health/routes.js";
 import { ingestRoutes } from "./ingest/routes.js";
+import { intelligenceRoutes } from "./intelligence/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { knowledgeRoutes } from "./knowledge/routes.js";
 import { notesRoutes } from "./notes/routes.js";
@@ -45,6 +46,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...sweepRunRoutes(deps),
     ...observationRoutes(deps),
     ...actionRoutes(deps),
+    ...intelligenceRoutes(deps),
     ...skillRoutes(deps),
     ...runRoutes(deps),
     ...routineRoutes(deps),

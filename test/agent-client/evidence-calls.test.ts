@@ -220,3 +220,54 @@ describe("the agent client's actions (recall actions)", () => {
     expect(none).toMatchObject({ count: 0, objects: [], next_offset: null });
   });
 });
+
+describe("the agent client's intelligence (recall intelligence)", () => {
+  it("reads the summary of an entity's stored evidence over a window", async () => {
+    const day = 86_400_000;
+    const stored = await h.http
+      .post("/agent/v1/ingest/content")
+      .set(bearer(token))
+      .send({
+        entity_id: company.id,
+        sources: [
+          {
+            id: "intel-1",
+            platform: "reddit",
+            content: "The price is way too expensive for what it does.",
+            published_at: new Date(Date.now() - day).toISOString(),
+          },
+          {
+            id: "intel-2",
+            platform: "hackernews",
+            content: "Honestly the pricing is too expensive and I cancelled.",
+            published_at: new Date(Date.now() - 2 * day).toISOString(),
+          },
+        ],
+      })
+      .expect(200);
+    const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
+    try {
+      const capture = await call("ingest", {
+        destination: "evidence",
+        entity_id: company.id,
+        title: "Pricing review",
+        content: "Pricing is too expensive for small teams.",
+      });
+      expect(capture.enrichment.status).toBe("completed");
+    } finally {
+      await workers.close();
+    }
+    expect(stored.body.inserted).toBe(2);
+
+    // The client clamps window_days to 7–365 before calling.
+    const summary = await call("recall", { mode: "intelligence", entity_id: company.id, window_days: 3 });
+    expect(summary).toMatchObject({ entity_id: company.id, window_days: 7, entity: { name: "Acme Notes" } });
+    const pricing = summary.themes.find((t: { aspect: string }) => t.aspect === "pricing");
+    expect(pricing).toMatchObject({ polarity: "complaint", change: "new" });
+    expect(pricing.sources).toBeGreaterThanOrEqual(2);
+    expect(pricing.quotes.length).toBeGreaterThanOrEqual(1);
+    expect(summary.platforms.map((p: { platform: string }) => p.platform)).toEqual(expect.arrayContaining(["reddit", "hackernews"]));
+    expect(summary.basis.counts).toMatch(/never of people/);
+    await expect(call("recall", { mode: "intelligence", entity_id: randomUUID() })).rejects.toThrow(/"status":404/);
+  });
+});
