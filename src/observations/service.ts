@@ -9,7 +9,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { ValidationFailed, type ValidationIssue } from "../platform/errors.js";
 import { linkOrEmpty } from "../platform/links.js";
 import { deriveJobId } from "../platform/queues.js";
-import { clipCodePoints } from "../platform/text.js";
+import { clipCodePoints, codePointLength } from "../platform/text.js";
 import { entityForUser, projectForUser } from "../workspaces/access.js";
 import { OBSERVATION_COUNT_BASIS, type ObservationItem, type SubmitObservationsInput, type SubmitObservationsResponse } from "./schemas.js";
 
@@ -43,6 +43,12 @@ const stringField = (metadata: Record<string, unknown>, key: string): string | u
   const value = metadata[key];
   return typeof value === "string" ? value : undefined;
 };
+
+/** A link the ingest would store (an http(s) URL of at most 5000 characters), else none. */
+function linkOf(value: string | undefined): string {
+  const link = linkOrEmpty(value);
+  return codePointLength(link) <= 5000 ? link : "";
+}
 
 function publishedAt(metadata: Record<string, unknown>): string | null {
   const raw = stringField(metadata, "published_at");
@@ -129,7 +135,7 @@ function plannedRow(item: ObservationItem, platform: string): PlannedRow {
     parent_key: null,
     platform,
     external_id: item.source_id ? storableText(item.source_id) : null,
-    url: clipCodePoints(linkOrEmpty(stringField(metadata, "source_url") ?? stringField(metadata, "url")), 5000),
+    url: linkOf(stringField(metadata, "source_url") ?? stringField(metadata, "url")),
     title: "",
     content,
     author: author ? clipCodePoints(author, 500) : "",

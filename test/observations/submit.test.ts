@@ -222,6 +222,24 @@ describe("POST /api/observations/submit", () => {
     ).toBe(403);
   });
 
+  it("stores a link or a date from the metadata only when the ingest would", async () => {
+    const res = await submit({
+      project_id: ctx.project_id,
+      observations: [
+        { content: "Link too long", metadata: { source_url: `https://example.com/${"a".repeat(5000)}`, published_at: "yesterday" } },
+        { content: "Not a link", metadata: { source_url: "javascript:alert(1)", published_at: "0000-01-01" } },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const rows = await h.deps.db.content.findMany({
+      where: { id: { in: res.body.ids } },
+      select: { url: true, publishedAt: true, metadata: true },
+    });
+    for (const row of rows) expect(row).toMatchObject({ url: "", publishedAt: null });
+    // The metadata is kept as sent.
+    expect(rows.map((r) => (r.metadata as { published_at: string }).published_at).sort()).toEqual(["0000-01-01", "yesterday"]);
+  });
+
   it("is enriched by the enrichment queue like any original, and says so on a retry", async () => {
     const workers = h.startWorkers({ "enrichment.content.v1": enrichmentProcessor });
     try {
