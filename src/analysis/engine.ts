@@ -27,7 +27,7 @@ import { buildThemes, scoreUnits, selectThemes, unitsOf } from "./themes.js";
  */
 export const DEPTH_LIMITS: Record<Depth, { rows: number; insights: number; coverageCap: number | null; evidence: number }> = {
   brief: { rows: 50, insights: 3, coverageCap: null, evidence: 2 },
-  deep: { rows: 1000, insights: 6, coverageCap: 40, evidence: 4 },
+  deep: { rows: 2000, insights: 6, coverageCap: 40, evidence: 4 },
 };
 export const COVERAGE_SHARE = 0.03;
 /** Fewer distinct cited sources than this makes the result `partial`. */

@@ -9,7 +9,7 @@ import { isPunct, type Token, valenceOf } from "./tokens.js";
  * (runs of nouns with their -ing or classifier modifiers, lemmatised head: "web clipper",
  * "onboarding flow"), as in Hu & Liu's feature-based summarisation, where features are
  * the nouns and noun phrases people comment on. Each candidate is ranked by what it is
- * (named by the lexicon > implied by a strong cue > other noun phrase > the product as a
+ * (named by the lexicon > the subject's noun phrase > implied by a cue > other noun phrase > the product as a
  * whole) and where it stands (the subject, before the first verb, ranks up; a noun inside
  * a prepositional phrase, "on my iPad", ranks down).
  */
@@ -225,7 +225,10 @@ export function aspectCandidates(
       const t = tokens[j]!;
       if (!hit.cue && VALENCE[t.normal] === undefined && VALENCE[t.lemma] === undefined) neutral.add(j);
     }
-    const { score, subject } = place(start, hit.cue ? 2.5 : 3);
+    // A cue implies a quality ("slow": performance) and gives way to the thing the clause is
+    // about: below a named aspect and below a noun phrase that is the subject ("the editor lags"
+    // is about the editor), above one that is only an object ("it freezes when I attach a photo").
+    const { score, subject } = place(start, hit.cue ? 2.25 : 3);
     found.push({ aspect: hit.aspect, score, at: start, lexicon: true, whole: false, subject });
   }
   for (let j = from; j < stop; j++) {

@@ -414,6 +414,8 @@ export interface PhraseCue {
 
 export const PHRASE_CUES: PhraseCue[] = [
   // Neutral fixed phrases that would otherwise read as opinions or aspects.
+  // Openers that label a post ("Quick note:", "Side thought:") say nothing about the product.
+  { pattern: "^ quick|short|side|small|big? note|update|updates|question|thought|tip|fyi|psa|edit|ps :", valence: 0, opaque: true },
   { pattern: "as well", valence: 0, opaque: true },
   { pattern: "well as", valence: 0, opaque: true },
   { pattern: "kind|sort of", valence: 0, opaque: true },
@@ -453,6 +455,8 @@ export const PHRASE_CUES: PhraseCue[] = [
   { pattern: "feel|feels|felt|feeling|look|looks|looked cheap|flimsy|plasticky", valence: -0.5 },
   { pattern: "let|lets|letting me|us|you down", valence: -0.5, opaque: true },
   { pattern: "out of the box", valence: 0, opaque: true },
+  // Starting or loading at once is praise of speed ("crashes instantly" stays a crash).
+  { pattern: "start|starts|started|load|loads|loaded|open|opens|opened|boot|boots|booted instantly|immediately", valence: 0.5 },
   // Praise
   { pattern: "fan of", valence: 0.6, opaque: true },
   { pattern: "can|could not wait", valence: 0.5, opaque: true },

@@ -173,3 +173,27 @@ describe("aspects", () => {
     expect(only("The app crashes every time I open a large notebook on my iPad.").terms).toEqual(["stability", "notebook", "ipad"]);
   });
 });
+
+describe("what a clause is about, against the words around it", () => {
+  it("a label opening a post ('Quick note:', 'Update:') is neither an aspect nor an opinion", () => {
+    expect(only("Quick note: syncing between devices never loses anything.")).toMatchObject({ aspect: "sync", terms: ["sync"] });
+    expect(only("Update: the search is slow.")).toMatchObject({ aspect: "search", label: "negative" });
+    expect(only("Side thought: the checkout flow confused me.").terms).not.toContain("performance");
+    expect(only("Quick question: does the hotel have parking?").label).toBe("neutral");
+  });
+
+  it("a quality a cue implies gives way to the thing the clause names as its subject", () => {
+    expect(only("The editor lags on long documents.").aspect).toBe("editor");
+    expect(only("The dashboard is slow to load.").aspect).toBe("dashboard");
+    expect(only("The waiter was quick and friendly.").aspect).not.toBe("performance");
+    // With nothing else named (or only an object), the cue's quality is the aspect.
+    expect(only("It runs fast.").aspect).toBe("performance");
+    expect(only("It freezes whenever I attach a photo.").aspect).toBe("stability");
+  });
+
+  it("starting or loading at once is praise, crashing at once is not", () => {
+    expect(only("The desktop app starts instantly.").label).toBe("positive");
+    expect(only("The page loads immediately.").label).toBe("positive");
+    expect(only("The app crashes instantly.").label).toBe("negative");
+  });
+});
