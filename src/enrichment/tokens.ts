@@ -1,3 +1,4 @@
+import { lexicon as VADER_LEXICON } from "vader-sentiment/src/vader_lexicon.js";
 import model from "wink-eng-lite-web-model";
 import winkNLP from "wink-nlp";
 import { VALENCE } from "./feedback-cues.js";
@@ -92,7 +93,23 @@ export function valenceOf(token: Token): number {
   if (own !== undefined) return own;
   if (token.type !== "word" && token.type !== "emoji" && token.type !== "emoticon") return 0;
   const byForm = lexiconValence(token.normal);
-  return byForm !== 0 ? byForm : token.lemma !== token.normal ? lexiconValence(token.lemma) : 0;
+  if (byForm !== 0) return byForm;
+  const byLemma = token.lemma !== token.normal ? lexiconValence(token.lemma) : 0;
+  return byLemma !== 0 ? byLemma : vaderValence(token);
+}
+
+/** Parts of speech that carry a judgement; nouns are mostly what is judged ("attachment", "support"). */
+const JUDGING_POS = new Set(["ADJ", "ADV", "VERB", "INTJ"]);
+
+/**
+ * A word wink-nlp's list does not rate, from VADER's larger lexicon (−4…4, scaled to wink's
+ * −1…1), for adjectives, adverbs, verbs and interjections only: VADER rates nouns in their
+ * everyday sense ("attachment" is affection), which product feedback rarely means.
+ */
+function vaderValence(token: Token): number {
+  if (!JUDGING_POS.has(token.pos)) return 0;
+  const raw = VADER_LEXICON[token.normal] ?? VADER_LEXICON[token.lemma];
+  return raw === undefined ? 0 : Math.max(-1, Math.min(1, raw / 4));
 }
 
 export const isWord = (t: Token) => t.type === "word" || t.type === "number";

@@ -197,3 +197,14 @@ describe("what a clause is about, against the words around it", () => {
     expect(only("The app crashes instantly.").label).toBe("negative");
   });
 });
+
+describe("the word lists behind clause polarity", () => {
+  it("rates judging words wink-nlp's list leaves out from VADER's lexicon, but not nouns in their everyday sense", () => {
+    // "appreciative" and "brilliantly" are rated by VADER only.
+    expect(only("The staff were appreciative of our patience.").label).toBe("positive");
+    expect(only("The new release runs brilliantly.").label).toBe("positive");
+    expect(only("The hotel handled the complaint appallingly.").label).toBe("negative");
+    // VADER rates "attachment" as affection; in feedback it is a file.
+    expect(only("Search doesn't look inside PDF attachments.").label).toBe("negative");
+  });
+});
