@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import type pg from "pg";
+import { mulberry32 } from "../recall/corpus.js";
 
 /**
  * A seeded corpus for the intelligence summary: originals of one entity (sources and comments on
@@ -10,17 +11,6 @@ import type pg from "pg";
  * Each unit's text is the original's text at its offsets (ASCII, so code units are code points),
  * as the enrichment writes them.
  */
-export function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const ASPECTS = [
   "pricing",
   "stability",
