@@ -157,4 +157,26 @@ describe("opinion unit rollups", () => {
     await h.deps.db.$executeRaw`TRUNCATE opinion_units`;
     expect(await h.deps.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM opinion_rollups`).toEqual([{ n: 0 }]);
   });
+
+  it("take one lock per entity, so one statement can write or delete the units of 20,000 originals", async () => {
+    // More originals than the server's lock table holds locks for one transaction (64 per connection by default).
+    const big = (await createEntityFor(h, token, { name: "Big Rollup Co" })).id;
+    await h.deps.db.$executeRaw`
+      INSERT INTO content_store (id, entity_id, workspace_id, kind, platform, content, content_hash, dedup_key, published_at)
+      SELECT gen_random_uuid(), e.id, e.workspace_id, 'source', 'reddit', 'Sync keeps failing, again and again.', md5(g::text),
+        'big:' || g, timestamptz '2026-03-01' + (g % 90) * interval '1 day'
+      FROM entities e, generate_series(1, 20000) g WHERE e.id = ${big}::uuid`;
+    const written = await h.deps.db.$executeRaw`
+      INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label, kind, analyser_version)
+      SELECT gen_random_uuid(), c.id, c.entity_id, 0, 19, 'Sync keeps failing,', 'sync', -0.5, 'negative', 'opinion', 2
+      FROM content_store c WHERE c.entity_id = ${big}::uuid`;
+    expect(written).toBe(20000);
+    await expectExact();
+    const deleted = await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE entity_id = ${big}::uuid`;
+    expect(deleted).toBe(20000);
+    const left = await h.deps.db.$queryRaw<{ n: bigint }[]>`
+      SELECT coalesce(sum(sources), 0)::bigint AS n FROM opinion_rollups WHERE entity_id = ${big}::uuid`;
+    expect(Number(left[0]?.n)).toBe(0);
+    expect(await rollups()).toEqual(await recount());
+  }, 60_000);
 });

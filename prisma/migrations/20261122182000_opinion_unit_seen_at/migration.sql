@@ -91,12 +91,14 @@ CREATE FUNCTION "opinion_unit_change"(u opinion_units) RETURNS JSONB LANGUAGE sq
   SELECT jsonb_build_object('content_id', u.content_id, 'entity_id', u.entity_id, 'seen_at', u.seen_at, 'aspect', u.aspect,
     'sentiment_label', u.sentiment_label, 'kind', u.kind, 'analyser_version', u.analyser_version)
 $$;
--- Writers of units of one original are serialised on it (a transaction-scoped advisory lock taken in
--- original order), so the next writer's count, a new statement, sees the first one's units.
+-- Writers of units of one entity are serialised on it (a transaction-scoped advisory lock per entity,
+-- taken in entity order), so the next writer's count, a new statement, sees the first one's units. One
+-- lock per entity, not per original: a statement touching 100,000 originals (an entity's deletion)
+-- would otherwise need more locks than the server's lock table holds.
 CREATE FUNCTION "opinion_rollups_lock"(changes JSONB) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || c, 0))
-  FROM (SELECT DISTINCT x->>'content_id' AS c FROM jsonb_array_elements(changes) x ORDER BY 1) ordered;
+  PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || e, 0))
+  FROM (SELECT DISTINCT x->>'entity_id' AS e FROM jsonb_array_elements(changes) x ORDER BY 1) ordered;
 END $$;
 CREATE FUNCTION "opinion_rollups_inserted"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE a JSONB := coalesce((SELECT jsonb_agg(opinion_unit_change(n)) FROM added n), '[]'::jsonb);
