@@ -178,13 +178,21 @@ export async function listRoutines(deps: { db: Db; config: Config }, userId: str
 /** One routine with its latest occurrences (newest first). Also readable after its skill was removed. */
 export async function getRoutine(db: Db, userId: string, params: { entityId: string; skillId: string }, limit = 20) {
   const entity = await entityForUser(db, userId, params.entityId);
-  const row = await db.skillRoutine.findFirst({ where: { skillId: params.skillId, entityId: entity.id } });
-  if (!row) throw notFound("Routine");
-  const occurrences = await db.routineOccurrence.findMany({
-    where: { routineId: row.id },
-    orderBy: { occurrenceAt: "desc" },
-    take: limit,
-  });
+  // One snapshot: a dispatch that commits between two reads must not show its occurrence beside the
+  // routine's state from before it.
+  const { row, occurrences } = await db.$transaction(
+    async (tx) => {
+      const row = await tx.skillRoutine.findFirst({ where: { skillId: params.skillId, entityId: entity.id } });
+      if (!row) throw notFound("Routine");
+      const occurrences = await tx.routineOccurrence.findMany({
+        where: { routineId: row.id },
+        orderBy: { occurrenceAt: "desc" },
+        take: limit,
+      });
+      return { row, occurrences };
+    },
+    { isolationLevel: "RepeatableRead" },
+  );
   return {
     ...toRoutineRecord(row),
     occurrences: occurrences.map((o) => ({
