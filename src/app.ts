@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import swaggerUi from "swagger-ui-express";
 import { registerCollectionMetrics } from "./collection/metrics.js";
+import { mcpRouter } from "./mcp/http.js";
 import { Authenticator, readCredential } from "./platform/auth.js";
 import type { AppDeps } from "./platform/deps.js";
 import { AppError } from "./platform/errors.js";
@@ -77,6 +78,9 @@ export function createApp(deps: AppDeps): Express {
   // Any JSON value parses (not only objects and lists), so a body of `null` or `"x"` is
   // refused by the route's schema ("should be a JSON object"), not as malformed JSON.
   app.use(express.json({ limit: config.BODY_LIMIT, strict: false, type: ["application/json", "application/*+json"] }));
+
+  // The hosted MCP endpoint: its tools call the routes below without HTTP, under the same rules.
+  app.use(mcpRouter({ deps, authenticator, rateLimit: (auth) => rateLimiter(auth), routes }));
 
   const router = express.Router();
   mountRoutes(router, routes, {

@@ -128,9 +128,10 @@ export function allowedMethods(res: Response): string | undefined {
 
 /**
  * Path parameters. A value an id parameter (`pathId`) refuses names nothing: it comes back
- * as the 404 an unknown id answers. Any other refused parameter is a 422.
+ * as the 404 an unknown id answers. Any other refused parameter is a 422. Also used by the
+ * MCP tools, which call routes without HTTP (`src/mcp/invoke.ts`).
  */
-function parsePath(schema: z.ZodType, raw: unknown): { params: unknown; missing?: AppError } {
+export function parsePath(schema: z.ZodType, raw: unknown): { params: unknown; missing?: AppError } {
   try {
     return { params: parseInput(schema, raw, "path") };
   } catch (err) {
