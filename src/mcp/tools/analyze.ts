@@ -26,9 +26,11 @@ const modes: Record<string, Mode> = {
     routes: ["POST /agent/v1/analysis/run"],
     run: async (ctx, args) => {
       const contentIds = args.content_ids;
+      // search_mode is passed only when given: absent, the route's default reads every stored platform.
+      // (The reference client sends `knowledge` by default, which here means the team's own
+      // conversations only: meeting notes and Slack.)
       const body = {
-        ...pick(args, ["question", "project_id", "entity_id", "platforms", "depth", "request_id"]),
-        search_mode: args.search_mode ?? (present(contentIds) ? "user_only" : "knowledge"),
+        ...pick(args, ["question", "project_id", "entity_id", "search_mode", "platforms", "depth", "request_id"]),
         ...(present(contentIds)
           ? { provided_sources: Array.isArray(contentIds) ? contentIds.map((content_id) => ({ content_id })) : contentIds }
           : {}),
@@ -155,7 +157,12 @@ export const AnalyzeArgs = z.looseObject({
   entity_id: text.nullish().describe("Entity UUID: scopes run; required for start and skill"),
   project_id: text.nullish().describe("run: Project UUID"),
   content_ids: z.array(text).nullish().describe("run: analyse exactly these stored originals"),
-  search_mode: z.enum(SEARCH_MODES).nullish().describe("run: knowledge (default), multi_source, web_only, user_only, user_first"),
+  search_mode: z
+    .enum(SEARCH_MODES)
+    .nullish()
+    .describe(
+      "run: multi_source (default: every stored platform), web_only (public platforms), user_only (agent, claude_code, codex), knowledge (meeting notes and Slack), user_first",
+    ),
   platforms: z
     .array(text)
     .nullish()
