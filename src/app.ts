@@ -80,7 +80,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: config.BODY_LIMIT, strict: false, type: ["application/json", "application/*+json"] }));
 
   // The hosted MCP endpoint: its tools call the routes below without HTTP, under the same rules.
-  app.use(mcpRouter({ deps, authenticator, rateLimit: (auth) => rateLimiter(auth), routes }));
+  app.use(mcpRouter({ deps, authenticator, rateLimit: (auth) => rateLimiter(auth), routes, registry: metrics.registry }));
 
   const router = express.Router();
   mountRoutes(router, routes, {

@@ -1,9 +1,11 @@
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import type { Registry } from "prom-client";
 import { API_KEY_SCOPES, type AuthContext, type AuthRule, readCredential } from "../platform/auth.js";
 import { AppError } from "../platform/errors.js";
 import type { AnyRoute } from "../platform/http/route.js";
 import type { ToolServices } from "./invoke.js";
+import { registerToolMetrics } from "./metrics.js";
 import { createMcpServer, listTools } from "./server.js";
 
 export const MCP_PATH = "/mcp";
@@ -22,9 +24,17 @@ export const MCP_AUTH: AuthRule = { bearer: true, keys: API_KEY_SCOPES };
  * so any web process answers any call. GET (the optional server-to-client stream) and
  * DELETE (session end) have nothing to serve without sessions: 405 with `Allow: POST`.
  */
-export function mcpRouter(services: Omit<ToolServices, "routes"> & { routes: readonly AnyRoute[] }): Router {
+export function mcpRouter(
+  services: Omit<ToolServices, "routes" | "metrics"> & { routes: readonly AnyRoute[]; registry: Registry },
+): Router {
   const routes = new Map(services.routes.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route]));
-  const tools: ToolServices = { ...services, routes };
+  const tools: ToolServices = {
+    deps: services.deps,
+    authenticator: services.authenticator,
+    rateLimit: services.rateLimit,
+    routes,
+    metrics: registerToolMetrics(services.registry),
+  };
   const toolList = listTools(tools);
   const router = express.Router();
 

@@ -4,6 +4,7 @@ import { type AppError, ValidationFailed } from "../platform/errors.js";
 import { toHttpError } from "../platform/http/errors.js";
 import { type AnyRoute, type HandlerResult, parsePath } from "../platform/http/route.js";
 import { parseInput } from "../platform/validation.js";
+import type { ToolMetrics } from "./metrics.js";
 
 /**
  * A tool call runs the HTTP route it stands for, without HTTP: the route's credential rule
@@ -18,6 +19,7 @@ export interface ToolServices {
   rateLimit: (auth: AuthContext | undefined) => Promise<void>;
   /** The routes the app mounted, by "METHOD /path" (e.g. "GET /agent/v1/context/recall"). */
   routes: ReadonlyMap<string, AnyRoute>;
+  metrics: ToolMetrics;
 }
 
 /** One MCP request: who sent it and how to reach back to its client. */

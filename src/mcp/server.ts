@@ -86,6 +86,7 @@ async function callTool(tool: ToolDefinition, ctx: CallContext, args: Args): Pro
     if (!modeName) throw refuseMode(tool, selected);
     const body = await tool.modes[modeName]!.run(ctx, args);
     logger.info({ requestId: ctx.requestId, tool: tool.name, mode: modeName, status: "ok", ms: Date.now() - started }, "tool call");
+    ctx.services.metrics.observe(tool.name, modeName, "ok", (Date.now() - started) / 1000);
     return { content: [{ type: "text", text: JSON.stringify(body, null, 2) }], structuredContent: body };
   } catch (err) {
     const failure = asFailure(err, ctx, tool.name);
@@ -93,6 +94,7 @@ async function callTool(tool: ToolDefinition, ctx: CallContext, args: Args): Pro
       { requestId: ctx.requestId, tool: tool.name, mode: modeName ?? null, status: failure.status, ms: Date.now() - started },
       "tool call",
     );
+    ctx.services.metrics.observe(tool.name, modeName ?? "invalid", String(failure.status), (Date.now() - started) / 1000);
     const body = { ...failure.body, status: failure.status };
     return { isError: true, content: [{ type: "text", text: JSON.stringify(body, null, 2) }], structuredContent: body };
   }

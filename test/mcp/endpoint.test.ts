@@ -226,6 +226,21 @@ describe("each tool call under its route's rule", () => {
     }
   });
 
+  it("counts tool calls by tool, mode and outcome in the operator metrics", async () => {
+    const { client, close } = await connect(server.url, { bearer: token });
+    try {
+      await ok(client, "recall", { mode: "connection" });
+      await refused(client, "recall", { mode: "skills", entity_id: randomUUID() });
+    } finally {
+      await close();
+    }
+    const metrics = await h.http.get("/metrics").auth("operator", "operator-password").expect(200);
+    expect(metrics.text).toMatch(/mcp_tool_calls_total\{tool="recall",mode="connection",outcome="ok"\} [1-9]/);
+    expect(metrics.text).toMatch(/mcp_tool_calls_total\{tool="recall",mode="skills",outcome="404"\} [1-9]/);
+    expect(metrics.text).toMatch(/mcp_tool_call_duration_seconds_count\{tool="recall",mode="connection"\} [1-9]/);
+    expect(metrics.text).toMatch(/http_request_duration_seconds_count\{method="POST",route="\/mcp",status="200"\} [1-9]/);
+  });
+
   it("counts every tool call against the caller's rate limit (not the protocol's own messages) and answers 429 with retry_after", async () => {
     // The same app with a limit of 5 requests a minute.
     const limitedApp = await listen(createApp({ ...h.deps, config: { ...h.config, RATE_LIMIT_PER_MINUTE: 5 } }));
