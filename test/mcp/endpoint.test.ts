@@ -91,6 +91,44 @@ describe("tools/list", () => {
   });
 });
 
+describe("the reference client's contract", () => {
+  it("takes every mode, action and destination of the agent client's tools (@crowdlisten/harness 2.2.3), and its argument names", async () => {
+    type JsonSchema = { properties: Record<string, { enum?: string[]; anyOf?: { enum?: string[] }[] }> };
+    const { V2_TOOLS } = (await import("@crowdlisten/harness/dist/harness-v2.js")) as unknown as {
+      V2_TOOLS: { name: string; inputSchema: JsonSchema }[];
+    };
+    const { client, close } = await connect(server.url, { bearer: token });
+    try {
+      const { tools } = await client.listTools();
+      const selector = { recall: "mode", analyze: "action", ingest: "destination" } as const;
+      const values = (schema: JsonSchema, name: string) => {
+        const property = schema.properties[name];
+        return property?.enum ?? property?.anyOf?.find((s) => s.enum)?.enum ?? [];
+      };
+      for (const reference of V2_TOOLS) {
+        const ours = tools.find((t) => t.name === reference.name);
+        expect(ours, reference.name).toBeDefined();
+        const field = selector[reference.name as keyof typeof selector];
+        const schema = ours!.inputSchema as unknown as JsonSchema;
+        expect(values(schema, field), reference.name).toEqual(expect.arrayContaining(values(reference.inputSchema, field)));
+        // The arguments of the served modes keep the client's names.
+        const served = ["query", "entity_id", "project_id", "insight_id", "content_id", "source_revision_id", "after", "limit", "offset"];
+        const names = {
+          recall: served,
+          analyze: ["question", "entity_id", "job_id", "request_id", "skill_id", "content_ids", "depth"],
+          ingest: ["title", "content", "sources", "coverage", "observations", "evidence", "skills", "routine", "skill_id"],
+        }[reference.name as keyof typeof selector];
+        for (const name of names) {
+          expect(Object.keys(reference.inputSchema.properties), `${reference.name}.${name} in the client`).toContain(name);
+          expect(Object.keys(schema.properties), `${reference.name}.${name} here`).toContain(name);
+        }
+      }
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe("credentials, checked before MCP", () => {
   it("answers no credential with 401 and WWW-Authenticate, in the API's error shape, before reading the message", async () => {
     const res = await rawRequest(server.port, { method: "POST", path: "/mcp", headers: MCP_HEADERS, body: initialize });
