@@ -208,3 +208,63 @@ describe("the word lists behind clause polarity", () => {
     expect(only("Search doesn't look inside PDF attachments.").label).toBe("negative");
   });
 });
+
+describe("the clause's own subject, openers and closers", () => {
+  it("a component the clause names comes before a quality its adjectives imply, and a possessor is not the subject", () => {
+    expect(only("Quick note: Acme Notes's writing experience is clean and fast.")).toMatchObject({ aspect: "editor", label: "positive" });
+    expect(only("My laptop's keyboard feels fast and responsive.").aspect).toBe("keyboard");
+    expect(only("The hotel's breakfast was quick and tasty.").aspect).toBe("food");
+    expect(only("Quick note: the restaurant's patio is clean and fast to get a table.").aspect).toBe("patio");
+    // With no component named, the quality is the aspect.
+    expect(only("It runs fast.").aspect).toBe("performance");
+  });
+
+  it("a discourse marker opening a clause is neither an aspect nor an opinion", () => {
+    expect(only("Honestly, sync loses my edits.")).toMatchObject({ aspect: "sync", terms: ["sync"], label: "negative" });
+    expect(only("FWIW the waiter was rude.")).toMatchObject({ aspect: "service", terms: ["service"], label: "negative" });
+    expect(only("To be fair, the pasta was bland.")).toMatchObject({ aspect: "food", label: "negative" });
+    expect(only("Btw the battery drains quickly.")).toMatchObject({ aspect: "battery", label: "negative" });
+    expect(only("I have to say the checkout flow is confusing.")).toMatchObject({ aspect: "checkout", label: "negative" });
+    expect(only("In my experience, the front desk is helpful.")).toMatchObject({ aspect: "service", label: "positive" });
+    expect(only("Edit: the fan is loud.").label).toBe("negative");
+  });
+
+  it("a closer with no aspect of its own continues the clause before only when it says the same about it", () => {
+    const read = (text: string) => units(text).map((u) => [u.aspect, u.label, u.terms.length]);
+    expect(read("Sync keeps failing on my phone. Please fix this.")).toEqual([
+      ["sync", "negative", 1],
+      ["sync", "negative", 0],
+    ]);
+    expect(read("The price went up again. Not sure I will renew.")).toEqual([
+      ["pricing", "negative", 1],
+      ["pricing", "negative", 0],
+    ]);
+    // Praise followed by a complaint about nothing named is not a complaint about what was praised.
+    expect(read("The screen is gorgeous. Please fix this.")).toEqual([
+      ["display", "positive", 2],
+      ["overall", "negative", 0],
+    ]);
+    expect(read("Not sure I will renew.")).toEqual([["overall", "negative", 0]]);
+    expect(read("The checkout page is slow. Would recommend anyway.")[1]).toEqual(["overall", "positive", 0]);
+    // Courtesies judge nothing and take no aspect.
+    expect(read("The staff were lovely. Thanks for reading.")).toEqual([
+      ["service", "positive", 1],
+      [null, "neutral", 0],
+    ]);
+    expect(only("Thanks for listening.")).toMatchObject({ aspect: null, label: "neutral" });
+  });
+
+  it("cue words read in context: solving a problem, speed, working, breaking", () => {
+    expect(only("Support solved my problem quickly.")).toMatchObject({ aspect: "support", label: "positive" });
+    expect(only("The front desk fixed the issue within minutes.").label).toBe("positive");
+    expect(only("Search finds everything instantly.")).toMatchObject({ aspect: "search", label: "positive" });
+    expect(only("The app crashes instantly.").label).toBe("negative");
+    // "quick" describes the fix, not the product's performance; a fix is not an aspect.
+    expect(only("Thanks for the quick fix.")).toMatchObject({ aspect: "overall", terms: [], label: "positive" });
+    expect(only("Working offline is broken.")).toMatchObject({ aspect: "offline mode", label: "negative" });
+    expect(only("Working great so far!").label).toBe("positive");
+    expect(only("Offline mode never syncs back.")).toMatchObject({ aspect: "offline mode", label: "negative" });
+    expect(only("The web clipper breaks on half the sites.")).toMatchObject({ aspect: "web clipper", label: "negative" });
+    expect(only("Please fix this bug.").label).toBe("negative");
+  });
+});
