@@ -112,6 +112,7 @@ export const ASPECT_LEXICON: Record<string, AspectEntry> = {
       "lag",
       "laggy",
       "fast",
+      "quick",
       "snappy",
       "speedy",
       "zippy",
@@ -238,10 +239,7 @@ export const ASPECT_LEXICON: Record<string, AspectEntry> = {
   "import and export": { label: "Import & export", terms: ["export", "import", "exporting", "importing"] },
   backup: { label: "Backup & history", terms: ["backup", "back up", "restore", "version history", "undo"] },
   "offline mode": { label: "Offline mode", terms: ["offline", "offline mode", "offline access", "offline support"] },
-  editor: {
-    label: "Editor",
-    terms: ["editor", "editing", "formatting", "markdown", "text editor", "rich text", "writing experience", "editing experience"],
-  },
+  editor: { label: "Editor", terms: ["editor", "editing", "formatting", "markdown", "text editor", "rich text"] },
   collaboration: {
     label: "Sharing & collaboration",
     terms: ["sharing", "share", "collaboration", "collaborate", "real-time collaboration", "permission"],
@@ -462,7 +460,6 @@ export const WHOLE_PRODUCT_NOUNS = new Set([
 
 /** Nouns too generic to name what a clause is about. */
 export const GENERIC_NOUNS = new Set([
-  "fix",
   "lot",
   "way",
   "time",

@@ -80,7 +80,6 @@ const WORD = /^[\p{L}][\p{L}\p{N}'’-]*$/u;
 const CONTRACTION =
   /^(?:(?:i|you|we|they|he|she|it|that|there|here|what|who|let)['’]\p{L}+|im|ive|id|ill|youre|theyre|thats|theres|whats|lets|dont|cant|wont|doesnt|isnt|didnt)$/u;
 
-const POSSESSIVE = new Set(["'s", "’s", "'", "’"]);
 const joined = (tokens: Token[], i: number) => i > 0 && tokens[i]!.start === tokens[i - 1]!.end;
 
 /** Word tokens from `i` on, hyphens read as spaces: [token index, …] for up to MAX_PHRASE_WORDS words. */
@@ -128,7 +127,6 @@ function lexiconHits(tokens: Token[], from: number, stop: number, skip: Set<numb
 /** Noun phrases: [start, end) token ranges of noun runs with their classifier or -ing modifiers. */
 function nounPhrases(tokens: Token[], from: number, stop: number, skip: Set<number>): [number, number][] {
   const out: [number, number][] = [];
-  const hasVerb = tokens.slice(from, stop).some((t) => t.pos === "VERB" || t.pos === "AUX");
   let i = from;
   while (i < stop) {
     const t = tokens[i]!;
@@ -155,8 +153,6 @@ function nounPhrases(tokens: Token[], from: number, stop: number, skip: Set<numb
     const after = tokens[j];
     if (after?.pos === "ADV" && /ly$/.test(after.normal) && INTENSIFIERS[after.normal] === undefined && /s$/.test(tokens[j - 1]!.normal))
       if (tokens[j - 1]!.pos === "NOUN") j--;
-    // So is one before a preposition in a clause with no verb at all ("the web clipper breaks on half the sites").
-    if (after?.pos === "ADP" && j - 1 > i && tokens[j - 1]!.pos === "NOUN" && /[^s]s$/.test(tokens[j - 1]!.normal) && !hasVerb) j--;
     if (j > i) out.push([i, j]);
     i = Math.max(j, i + 1);
   }
@@ -252,8 +248,6 @@ export function aspectCandidates(
     }
     const named = phraseName(tokens, start, end);
     if (!named || attributeOf(end)) continue;
-    // A possessor is not what the clause is about: "Acme's writing experience", "the hotel's location".
-    if (POSSESSIVE.has(tokens[end]?.text ?? "") && end + 1 < stop && tokens[end + 1]!.type === "word") continue;
     const { score, subject, prep } = place(start, 2);
     if (WHOLE_PRODUCT_NOUNS.has(named.head.lemma)) {
       // The product is what the clause judges when it is the subject, or what the subject is

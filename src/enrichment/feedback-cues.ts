@@ -57,7 +57,6 @@ export const VALENCE: Record<string, number> = {
   unusable: -0.8,
   broken: -0.5,
   broke: -0.45,
-  breaks: -0.4,
   fail: -0.5,
   fails: -0.5,
   failing: -0.5,
@@ -81,7 +80,6 @@ export const VALENCE: Record<string, number> = {
   faster: 0.4,
   quick: 0.3,
   quickly: 0.3,
-  instantly: 0.3,
   snappy: 0.5,
   speedy: 0.4,
   zippy: 0.4,
@@ -287,7 +285,7 @@ export const INTENSIFIERS: Record<string, number> = {
 export const SUBJECT_NEGATORS = new Set(["nobody", "nothing", "none", "neither"]);
 
 /** Speed adverbs after a complaint make it worse ("drains quickly", "dies fast"), not better. */
-export const SPEED_ADVERBS = new Set(["quickly", "fast", "rapidly", "quick", "instantly"]);
+export const SPEED_ADVERBS = new Set(["quickly", "fast", "rapidly", "quick"]);
 
 /** Words that flip the polarity of opinion words up to three tokens later. */
 export const NEGATORS = new Set([
@@ -418,24 +416,6 @@ export const PHRASE_CUES: PhraseCue[] = [
   // Neutral fixed phrases that would otherwise read as opinions or aspects.
   // Openers that label a post ("Quick note:", "Side thought:") say nothing about the product.
   { pattern: "^ quick|short|side|small|big? note|update|updates|question|thought|tip|fyi|psa|edit|ps :", valence: 0, opaque: true },
-  // Discourse markers that open a clause ("Honestly, …", "FWIW …", "To be fair, …") frame
-  // what follows; they name nothing and judge nothing ("honestly" and "fair" would read as praise).
-  {
-    pattern: "^ honestly|frankly|fwiw|btw|imo|imho|tbh|ngl|personally|admittedly|anyway|anyways|update|edit|ps|fyi|psa ,|:|-?",
-    valence: 0,
-    opaque: true,
-  },
-  { pattern: "^ to be fair|honest|frank ,?", valence: 0, opaque: true },
-  { pattern: "^ by the way ,?", valence: 0, opaque: true },
-  { pattern: "^ for what it is worth ,?", valence: 0, opaque: true },
-  { pattern: "^ in my opinion|experience|view ,?", valence: 0, opaque: true },
-  { pattern: "^ i have? got? to say", valence: 0, opaque: true },
-  { pattern: "^ i gotta say", valence: 0, opaque: true },
-  { pattern: "^ i must|would say", valence: 0, opaque: true },
-  // Courtesies that close a post thank the reader, not the product.
-  { pattern: "thanks|thank you? for listening|reading|hearing", valence: 0, opaque: true },
-  { pattern: "thanks|thank you? for your time|patience", valence: 0, opaque: true },
-  { pattern: "just my two|2 cents", valence: 0, opaque: true },
   { pattern: "as well", valence: 0, opaque: true },
   { pattern: "well as", valence: 0, opaque: true },
   { pattern: "kind|sort of", valence: 0, opaque: true },
@@ -505,12 +485,6 @@ export const PHRASE_CUES: PhraseCue[] = [
   { pattern: "last|lasts|lasted|lasting for? days|weeks|forever|ages", valence: 0.5 },
   { pattern: "so far so good", valence: 0.4, opaque: true },
   { pattern: "pay|pays|paid for itself", valence: 0.6 },
-  // Solving a problem is praise; the problem solved is no complaint ("solved my problem quickly").
-  {
-    pattern:
-      "fixed|resolved|solved|sorted|fixes|resolves|solves my|the|our|this|that|every? problem|problems|issue|issues|bug|bugs|glitch|glitches",
-    valence: 0.5,
-  },
   { pattern: "fixed|resolved|solved|sorted|fixes|resolves|solves !my|the|our|it|this|that|everything|all|them", valence: 0.4 },
   { pattern: "within a|an|@NUM|few|minutes|hours? @DURATION", valence: 0.3 },
   { pattern: "within|in minutes|hours|seconds", valence: 0.3 },

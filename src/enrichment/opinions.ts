@@ -40,7 +40,7 @@ export interface OpinionSpan {
 }
 
 /** Version of the opinion analyser; stored with each unit, so units written by an older one are recomputed when analysed. */
-export const ANALYSER_VERSION = 3;
+export const ANALYSER_VERSION = 2;
 
 /** Longest unit, in UTF-16 code units; longer sentences are cut at a space. */
 export const MAX_UNIT_CHARS = 1000;
@@ -162,7 +162,7 @@ const opensWithOverall = (text: string) => {
 export function opinionUnits(text: string): OpinionSpan[] {
   const toCp = codePointIndexer(text);
   const units: OpinionSpan[] = [];
-  let previous = null as { aspect: string | null; label: SentimentLabel; end: number } | null;
+  let previous = null as { aspect: string | null; end: number } | null;
   for (const { start, end } of sentenceSpans(text)) {
     const sentence = text.slice(start, end);
     // A new line starts a new thought: nothing is inherited across it.
@@ -184,12 +184,7 @@ export function opinionUnits(text: string): OpinionSpan[] {
       if (!aspect && judged) {
         whole = Boolean(clause?.candidates.some((c) => c.whole && c.subject) || opensWithOverall(unitText));
         const verdict = clause && tokens?.slice(clause.range[0], clause.range[1]).some((t) => OVERALL_WORDS.has(t.lemma));
-        // It continues the clause before when it says the same about it ("Sync failed again. Please fix
-        // this."), or asks for something, or the clause before only named the aspect; a verdict of the
-        // other side ("Sync works. Please fix this.") is about something it does not name: overall.
-        const label = labelFor(score);
-        const continues = Boolean(previous?.aspect) && (clause?.request || previous?.label === "neutral" || previous?.label === label);
-        aspect = whole || verdict || !continues ? OVERALL : (previous?.aspect ?? OVERALL);
+        aspect = whole || verdict || !previous?.aspect ? OVERALL : previous.aspect;
       }
       // An aspect taken from the clause before is the unit's aspect but not one of its terms.
       const terms = [...new Set([...(whole ? [OVERALL] : []), ...named.map((c) => c.aspect)])].slice(0, 6);
@@ -203,9 +198,7 @@ export function opinionUnits(text: string): OpinionSpan[] {
         kind: clause?.request ? "request" : "opinion",
         terms,
       });
-      previous = aspect
-        ? { aspect, label: labelFor(score), end: to }
-        : { aspect: previous?.aspect ?? null, label: previous?.label ?? "neutral", end: to };
+      previous = { aspect: aspect ?? previous?.aspect ?? null, end: to };
     }
   }
   return units;

@@ -63,7 +63,6 @@ export function isRequest(tokens: Token[], from: number, to: number): boolean {
   return findAll(REQUESTS, tokens, from, to).length > 0;
 }
 
-const NOUN_POS = new Set(["NOUN", "PROPN"]);
 const isBreak = (t: Token) => isPunct(t) || t.pos === "CCONJ" || t.normal === "but";
 
 function isIntensifier(tokens: Token[], i: number): boolean {
@@ -122,10 +121,6 @@ export interface ClausePolarity {
 export function clausePolarity(tokens: Token[], from: number, to: number, cues: ClauseCues, neutral: Set<number>): ClausePolarity {
   if (isRequest(tokens, from, to)) return { score: 0, request: true };
   const hasLower = tokens.slice(from, to).some((t) => /\p{Ll}/u.test(t.text));
-  // The first finite verb after the opening word: what comes before it is the subject ("Working great!" has none).
-  const mainVerb = tokens.findIndex(
-    (t, i) => i > from && i < to && !cues.consumed.has(i) && (t.pos === "AUX" || (t.pos === "VERB" && !t.normal.endsWith("ing"))),
-  );
   let sum = 0;
   for (const p of cues.phrases) sum += p.valence * (negatedAt(tokens, p.at, from, cues.consumed) ? NEGATION_SCALE : 1);
   for (let i = from; i < to; i++) {
@@ -134,21 +129,14 @@ export function clausePolarity(tokens: Token[], from: number, to: number, cues: 
     if (NEGATORS.has(t.normal) && t.normal !== "no" && t.normal !== "without") {
       const verb = deniedVerb(tokens, i, to);
       const v = verb === null ? undefined : tokens[verb]!;
-      // A verb that names an aspect ("never syncs back") judges nothing itself either.
-      const judging = v && verb !== null && !neutral.has(verb) && valenceOf(v) !== 0;
-      if (v && verb !== null && !cues.consumed.has(verb) && !judging && !NEUTRAL_NEGATED_VERBS.has(v.lemma)) sum += MISSING_CAPABILITY;
+      if (v && verb !== null && !cues.consumed.has(verb) && valenceOf(v) === 0 && !NEUTRAL_NEGATED_VERBS.has(v.lemma))
+        sum += MISSING_CAPABILITY;
       continue;
     }
-    // "Working offline is broken": work as the subject's gerund is an activity, not "it works".
-    if (t.lemma === "work" && t.normal.endsWith("ing") && i < mainVerb) continue;
     let v = valenceOf(t);
     if (v === 0) continue;
     const before = tokens[i - 1];
-    // A speed adverb after a complaining verb or adjective worsens it ("drains quickly"); after a
-    // noun ("solved my problem quickly") or words a phrase cue accounts for it keeps its own sense.
-    const complaintBefore =
-      before && i - 1 >= from && !cues.consumed.has(i - 1) && !neutral.has(i - 1) && !NOUN_POS.has(before.pos) && valenceOf(before) < 0;
-    if (SPEED_ADVERBS.has(t.normal) && complaintBefore) v = -Math.abs(v) / 2;
+    if (SPEED_ADVERBS.has(t.normal) && before && i - 1 >= from && valenceOf(before) < 0) v = -Math.abs(v) / 2;
     v *= intensityAt(tokens, i, from);
     if (hasLower && t.text.length >= 3 && /^[\p{Lu}]+$/u.test(t.text)) v *= 1.25;
     if (negatedAt(tokens, i, from, cues.consumed)) v *= NEGATION_SCALE;
