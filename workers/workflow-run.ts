@@ -1,13 +1,15 @@
 import { UnrecoverableError } from "bullmq";
 import { executeRun, RunNotVisibleYet } from "../src/runs/execute.js";
-import { queueExecutor } from "../src/runs/executor.js";
 import type { Processor } from "./runtime.js";
 
-/** `workflow.run.v1`: collect (when refreshing), analyse and settle one approved run. */
+/**
+ * `workflow.run.v1`: runs the next step of one approved run (collect when refreshing, analyse,
+ * settle). A step waiting on its child job ends this job; the child's end queues the next one.
+ */
 export const workflowRunProcessor: Processor<"workflow.run.v1"> = async ({ runId }, { deps, job }) => {
   const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   try {
-    return { status: await executeRun(deps, runId, queueExecutor(), { final }) };
+    return { status: await executeRun(deps, runId, { final }) };
   } catch (err) {
     if (err instanceof RunNotVisibleYet && final) throw new UnrecoverableError(err.message);
     throw err;

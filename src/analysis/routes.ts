@@ -1,8 +1,9 @@
+import { CANCEL_DESCRIPTION } from "../jobs/routes.js";
 import { AUTH, type AuthContext, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
-import { deriveJobId } from "../platform/queues.js";
 import { parseLastEventId } from "../platform/sse.js";
+import { cancelAnalysis, enqueueAnalysis } from "./jobs.js";
 import { relayAnalysis } from "./relay.js";
 import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION, TERMINAL_STATUSES } from "./schemas.js";
 import { readableAnalysis, startAnalysis, toAnalysisRecord } from "./service.js";
@@ -48,7 +49,7 @@ export const analysisRoutes = (deps: AppDeps) => [
           afterSubscribe: finished
             ? undefined
             : async () => {
-                await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
+                await enqueueAnalysis(deps, analysis.id);
               },
         });
       } catch (err) {
@@ -69,6 +70,25 @@ export const analysisRoutes = (deps: AppDeps) => [
     params: AnalysisIdParams,
     responses: { 200: { description: "The analysis", schema: AnalysisRecord }, ...readResponses },
     handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await readableAnalysis(deps.db, reader(auth), params.analysis_id)) }),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/agent/v1/analysis/:analysis_id/cancel",
+    summary: "Cancel an analysis; its stream ends with an `error` event whose status is `cancelled`",
+    description: CANCEL_DESCRIPTION,
+    tags,
+    auth: AUTH.ingest,
+    params: AnalysisIdParams,
+    responses: {
+      200: { description: "The analysis, now cancelled (a repeated cancel answers the same)", schema: AnalysisRecord },
+      ...readResponses,
+      409: { description: "The analysis already ended; `status` names how (conflict)" },
+    },
+    handler: async ({ params, auth }) => {
+      const analysis = await readableAnalysis(deps.db, reader(auth), params.analysis_id);
+      await cancelAnalysis(deps, analysis.id);
+      return { body: toAnalysisRecord(await deps.db.analysis.findUniqueOrThrow({ where: { id: analysis.id } })) };
+    },
   }),
   defineRoute({
     method: "get",

@@ -2,6 +2,8 @@ import { UnrecoverableError } from "bullmq";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
 import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
+import { type CancelWatch, JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { jobEnded } from "../jobs/lifecycle.js";
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
@@ -61,8 +63,8 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
 
   if ((TERMINAL_STATUSES as readonly string[]).includes(row.status)) {
     if (!(await hasTerminalEvent(deps.db, analysisId))) {
-      if (row.status === "failed")
-        await appendEvent(deps, analysisId, "error", { status: "failed", detail: row.error ?? "The analysis failed." });
+      if (row.status === "failed" || row.status === "cancelled")
+        await appendEvent(deps, analysisId, "error", { status: row.status, detail: row.error ?? "The analysis failed." });
       else
         await appendEvent(deps, analysisId, "result", {
           ...((row.result as Record<string, unknown> | null) ?? { status: row.status, data: {} }),
@@ -71,7 +73,32 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
     return { status: row.status };
   }
 
-  await deps.db.analysis.update({ where: { id: analysisId }, data: { status: "running" } });
+  const started = await deps.db.analysis.updateMany({
+    where: { id: analysisId, status: { in: ["queued", "running"] } },
+    data: { status: "running" },
+  });
+  if (started.count === 0) return { status: "cancelled" };
+  const cancel = watchCancellation("The analysis", rowStatus(deps.db, "analyses", analysisId));
+  try {
+    return await analyse(deps, row, attempt, cancel);
+  } finally {
+    cancel.stop();
+  }
+}
+
+/** A step that stores the run's outcome refuses once the analysis has left `running` (it was cancelled). */
+async function stillRunning(tx: DbTx, analysisId: string, data: Prisma.AnalysisUpdateManyMutationInput): Promise<void> {
+  const updated = await tx.analysis.updateMany({ where: { id: analysisId, status: "running" }, data });
+  if (updated.count === 0) throw new JobCancelled("The analysis");
+}
+
+async function analyse(
+  deps: AppDeps,
+  row: NonNullable<Awaited<ReturnType<AppDeps["db"]["analysis"]["findUnique"]>>>,
+  attempt: Attempt,
+  cancel: CancelWatch,
+): Promise<{ status: string }> {
+  const analysisId = row.id;
   const request: AnalysisRequest = {
     id: row.id,
     userId: row.userId,
@@ -91,15 +118,18 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
         config: deps.config,
         embedder: createEmbedder(deps.config),
         progress: async (step, progress) => {
+          await cancel.check();
           await appendEvent(deps, analysisId, "progress", { step, status: "running", progress });
         },
       },
       request,
     );
     const result = { status: output.status, data: output.data };
+    await cancel.check();
     for (const item of output.data.evidence) await appendEvent(deps, analysisId, "evidence", { ...item });
     await appendEvent(deps, analysisId, "progress", { step: "finalize", status: "running", progress: 0.95 });
     await appendEvent(deps, analysisId, "result", result, async (tx) => {
+      await stillRunning(tx, analysisId, { status: "running" });
       await storeInsights(tx, analysisId, row.entityId, output.data, output.entityOf);
       // Insights become generated knowledge records in the same transaction; their ids join the
       // result, which appendEvent serialises only after this callback.
@@ -109,15 +139,22 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
         data: { status: output.status, result: result as unknown as Prisma.InputJsonObject, finishedAt: new Date(), error: null },
       });
     });
+    await jobEnded(deps, { kind: "analysis", id: analysisId, status: output.status, data: { entity_id: row.entityId } });
     return { status: output.status };
   } catch (err) {
+    if (err instanceof JobCancelled || cancel.signal.aborted) return { status: "cancelled" };
     const permanent = err instanceof AppError && err.status < 500;
     if (attempt.final || permanent) {
       const detail = err instanceof AppError ? err.message : "The analysis failed on an internal error.";
       deps.logger.error({ err, analysisId }, "analysis failed");
-      await appendEvent(deps, analysisId, "error", { status: "failed", detail }, async (tx) => {
-        await tx.analysis.update({ where: { id: analysisId }, data: { status: "failed", error: detail, finishedAt: new Date() } });
+      const stored = await appendEvent(deps, analysisId, "error", { status: "failed", detail }, async (tx) => {
+        await stillRunning(tx, analysisId, { status: "failed", error: detail, finishedAt: new Date() });
+      }).catch((stopped: unknown) => {
+        if (stopped instanceof JobCancelled) return undefined;
+        throw stopped;
       });
+      if (!stored) return { status: "cancelled" };
+      await jobEnded(deps, { kind: "analysis", id: analysisId, status: "failed", data: { entity_id: row.entityId, error: detail } });
       if (permanent) throw new UnrecoverableError(detail);
     }
     throw err;

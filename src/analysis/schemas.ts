@@ -37,9 +37,9 @@ export const EventsQuery = z.object({
   last_event_id: optional(z.string().max(100).regex(/^\d+$/)),
 });
 
-export const ANALYSIS_STATUSES = ["queued", "running", "completed", "partial", "failed"] as const;
+export const ANALYSIS_STATUSES = ["queued", "running", "completed", "partial", "failed", "cancelled"] as const;
 export type AnalysisStatus = (typeof ANALYSIS_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly AnalysisStatus[] = ["completed", "partial", "failed"];
+export const TERMINAL_STATUSES: readonly AnalysisStatus[] = ["completed", "partial", "failed", "cancelled"];
 
 export const EvidenceItem = z.object({
   number: z.number().int(),

@@ -1,7 +1,7 @@
+import { enqueueAnalysis } from "../analysis/jobs.js";
 import type { RunInput } from "../analysis/schemas.js";
 import { COLLECTION_JOB_REQUEST_PREFIX, startAnalysis as createAnalysis } from "../analysis/service.js";
 import type { AppDeps } from "../platform/deps.js";
-import { deriveJobId } from "../platform/queues.js";
 
 /**
  * The synthesis a collection job continues into when `collection_only` is false: an
@@ -35,6 +35,6 @@ export async function startAnalysis(
     provided_sources: undefined,
   };
   const { analysis } = await createAnalysis(deps.db, job.userId, input);
-  await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
+  await enqueueAnalysis(deps, analysis.id);
   return analysis.id;
 }

@@ -2,6 +2,7 @@ import { CoverageInputSchema } from "../coverage/schemas.js";
 import { recordCoverage } from "../coverage/service.js";
 import { SourceItem } from "../ingest/schemas.js";
 import { ingestContent } from "../ingest/service.js";
+import { type CancelWatch, JobCancelled } from "../jobs/cancellation.js";
 import type { AppDeps } from "../platform/deps.js";
 import { createHttpClient, UpstreamError } from "./collectors/http.js";
 import { type CollectorRegistry, noCollectorReason } from "./collectors/index.js";
@@ -32,9 +33,11 @@ export interface JobContext {
   questions: string[];
   createdAt: Date;
   finalAttempt: boolean;
+  /** Stops the run between pages (and aborts calls in flight) once the job is cancelled. */
+  cancel: CancelWatch;
 }
 
-export type RunDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
+export type RunDeps = Pick<AppDeps, "db" | "queues" | "redis" | "logger" | "config">;
 export type PlatformOutcome = "settled" | "retry";
 
 export const maxPagesFor = (config: AppDeps["config"], depth: "brief" | "deep") =>
@@ -59,6 +62,7 @@ function collectorInput(deps: RunDeps, job: JobContext, entity: CollectorEntity,
       requestsPerSecond: config.COLLECTOR_REQUESTS_PER_SECOND,
       maxRetryAfterMs: config.COLLECTOR_MAX_RETRY_AFTER_MS,
       allowPrivateUrls: config.COLLECTOR_ALLOW_PRIVATE_URLS || !collector.fetchesUserUrls,
+      signal: job.cancel.signal,
     }),
   };
 }
@@ -116,7 +120,9 @@ export async function runPlatform(
   let note: string | null = null;
   try {
     while (p.pages < maxPages) {
+      job.cancel.checkpoint();
       const page = await collector.fetchPage(input, p.cursor);
+      job.cancel.checkpoint();
       // A run that lost the job must not store on behalf of the run that took over.
       if (page.sources.length > 0) await assertFence(deps.db, job.id, job.fence);
       const stats = await storePage(deps, entity, job, page.sources);
@@ -138,6 +144,11 @@ export async function runPlatform(
     }
   } catch (err) {
     if (err instanceof FenceLost) throw err;
+    // Cancelled: what was stored stays; the platform keeps its progress and the run ends.
+    if (job.cancel.signal.aborted) {
+      await save(p);
+      throw job.cancel.signal.reason instanceof JobCancelled ? job.cancel.signal.reason : new JobCancelled("The collection job");
+    }
     const upstream = err instanceof UpstreamError ? err : undefined;
     const message = upstream ? upstream.message : `collector error: ${(err as Error).message}`;
     if (!job.finalAttempt && upstream?.kind !== "permanent") {

@@ -1,9 +1,11 @@
+import { CANCEL_DESCRIPTION } from "../jobs/routes.js";
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { ValidationFailed } from "../platform/errors.js";
 import { defineRoute } from "../platform/http/route.js";
+import { cancelCollectionJob } from "./cancel.js";
 import { CreateJobBody, CreateJobResponse, JobIdParams, JobStatusResponse } from "./schemas.js";
-import { createCollectionJob, type JobRoute } from "./service.js";
+import { commandFromBody, createCollectionJob, type JobRoute } from "./service.js";
 import { collectionJobStatus } from "./status.js";
 
 const tags = ["collection"];
@@ -34,7 +36,7 @@ function createRoute(deps: AppDeps, route: JobRoute, path: string, summary: stri
           },
         ]);
       }
-      return { body: await createCollectionJob(deps, callerId(auth), body, route) };
+      return { body: await createCollectionJob(deps, callerId(auth), commandFromBody(body, route)) };
     },
   });
 }
@@ -55,9 +57,29 @@ function statusRoute(deps: AppDeps, path: string, summary: string) {
   });
 }
 
+function cancelRoute(deps: AppDeps, path: string, summary: string) {
+  return defineRoute({
+    method: "post",
+    path,
+    summary,
+    description: CANCEL_DESCRIPTION,
+    tags,
+    auth: AUTH.ingest,
+    params: JobIdParams,
+    responses: {
+      200: { description: "The job, now cancelled (a repeated cancel answers the same)", schema: JobStatusResponse },
+      404: { description: "Unknown job, or not visible to the caller" },
+      409: { description: "The job already ended; `status` names how (conflict)" },
+    },
+    handler: async ({ params, auth }) => ({ body: await cancelCollectionJob(deps, callerId(auth), params.job_id) }),
+  });
+}
+
 export const collectionRoutes = (deps: AppDeps) => [
   createRoute(deps, "collection", "/agent/v1/ingest/collection/jobs", "Create a collection job (collection_only stops before synthesis)"),
   statusRoute(deps, "/agent/v1/ingest/collection/jobs/:job_id", "Poll a collection job"),
+  cancelRoute(deps, "/agent/v1/ingest/collection/jobs/:job_id/cancel", "Cancel a collection job"),
   createRoute(deps, "research", "/agent/v1/ingest/research/jobs", "Create a research job (older route: always continues into synthesis)"),
   statusRoute(deps, "/agent/v1/ingest/research/jobs/:job_id", "Poll a research job"),
+  cancelRoute(deps, "/agent/v1/ingest/research/jobs/:job_id/cancel", "Cancel a research job"),
 ];

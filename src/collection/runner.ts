@@ -1,4 +1,6 @@
 import type { Job } from "bullmq";
+import { type CancelWatch, JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { startAnalysis } from "./analysis.js";
 import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
@@ -18,12 +20,14 @@ import { FenceLost, isSettled, readProgress } from "./progress.js";
  */
 export interface CollectionRunOptions {
   collectors?: CollectorRegistry;
+  /** A watch of the job's row (default: one polling it every 500 ms while the run lasts). */
+  cancel?: CancelWatch;
   /** How long to wait for a row whose creating transaction has not committed yet. */
   rowWaitMs?: number;
 }
 
 export interface CollectionRunResult {
-  status: "completed" | "failed" | "skipped";
+  status: "completed" | "failed" | "skipped" | "cancelled";
   analysisId: string | null;
 }
 
@@ -79,11 +83,32 @@ export async function runCollectionJob(
 
   const entity = await deps.db.entity.findUnique({ where: { id: row.entityId } });
   if (!entity) {
-    await deps.db.$executeRaw`
+    const failed = await deps.db.$executeRaw`
       UPDATE collection_jobs SET status = 'failed', error = 'the entity no longer exists', finished_at = now(), updated_at = now()
-      WHERE id = ${jobId}::uuid AND attempts = ${fence}`;
+      WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'`;
+    if (failed > 0)
+      await jobEnded(deps, { kind: "collection_job", id: jobId, status: "failed", data: { error: "the entity no longer exists" } });
     return { status: "failed", analysisId: null };
   }
+  const cancel = options.cancel ?? watchCancellation("The collection job", rowStatus(deps.db, "collection_jobs", jobId));
+  try {
+    return await collect(deps, row, entity, { ...options, cancel });
+  } catch (err) {
+    if (err instanceof JobCancelled || cancel.signal.aborted) return { status: "cancelled", analysisId: row.analysisId };
+    throw err;
+  } finally {
+    if (!options.cancel) cancel.stop();
+  }
+}
+
+async function collect(
+  deps: RunDeps,
+  row: ClaimedJob,
+  entity: NonNullable<Awaited<ReturnType<RunDeps["db"]["entity"]["findUnique"]>>>,
+  options: CollectionRunOptions & { finalAttempt: boolean; cancel: CancelWatch },
+): Promise<CollectionRunResult> {
+  const jobId = row.id;
+  const fence = row.attempts;
 
   const job = {
     id: row.id,
@@ -93,6 +118,7 @@ export async function runCollectionJob(
     questions: row.questions,
     createdAt: row.createdAt,
     finalAttempt: options.finalAttempt,
+    cancel: options.cancel,
   };
   const collectorEntity = {
     id: entity.id,
@@ -118,6 +144,7 @@ export async function runCollectionJob(
     throw new Error(`transient upstream failures on ${retrying.join(", ")}; the job is retried with backoff`);
   }
 
+  await options.cancel.check();
   let analysisId = row.analysisId;
   if (!row.collectionOnly && !analysisId) {
     analysisId = await startAnalysis(deps, row);
@@ -125,17 +152,38 @@ export async function runCollectionJob(
   const done = await deps.db.$executeRaw`
     UPDATE collection_jobs
     SET status = 'completed', analysis_id = ${analysisId}::uuid, error = NULL, finished_at = now(), updated_at = now()
-    WHERE id = ${jobId}::uuid AND attempts = ${fence}`;
-  if (done === 0) throw new FenceLost(jobId);
+    WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'`;
+  if (done === 0) {
+    await options.cancel.check();
+    throw new FenceLost(jobId);
+  }
+  await jobEnded(deps, { kind: "collection_job", id: jobId, status: "completed", data: endedData(row.entityId, analysisId) });
   return { status: "completed", analysisId };
 }
 
+const endedData = (entityId: string, analysisId: string | null, error?: string) => ({
+  entity_id: entityId,
+  analysis_id: analysisId,
+  ...(error ? { error } : {}),
+});
+
 /** Marks a job failed after its last attempt (a run that lost its fence leaves the row alone). */
-export async function markFailed(deps: Pick<AppDeps, "db">, jobId: string, error: Error): Promise<void> {
+export async function markFailed(deps: RunDeps, jobId: string, error: Error): Promise<void> {
   if (error instanceof FenceLost) return;
-  await deps.db.$executeRaw`
-    UPDATE collection_jobs SET status = 'failed', error = ${error.message.slice(0, 2000)}, finished_at = now(), updated_at = now()
-    WHERE id = ${jobId}::uuid AND status <> 'completed'`;
+  const message = error.message.slice(0, 2000);
+  const rows = await deps.db.$queryRaw<{ entity_id: string; analysis_id: string | null }[]>`
+    UPDATE collection_jobs SET status = 'failed', error = ${message}, finished_at = now(), updated_at = now()
+    WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
+    RETURNING entity_id, analysis_id`;
+  const failed = rows[0];
+  if (failed) {
+    await jobEnded(deps, {
+      kind: "collection_job",
+      id: jobId,
+      status: "failed",
+      data: endedData(failed.entity_id, failed.analysis_id, message),
+    });
+  }
 }
 
 /** Builds the processor; tests and the queue benchmark pass their own collectors. */

@@ -62,16 +62,47 @@ export function defaultPlatforms(entityPlatforms: string[]): string[] {
   return collectable.length > 0 ? collectable : listed;
 }
 
-/** The request as a canonical string: what "the same request" means for one idempotency key. */
-export function requestHash(route: JobRoute, input: CreateJobInput, collectionOnly: boolean): string {
-  const canonical = JSON.stringify([
+/**
+ * What creates a collection job, whoever asks: the HTTP routes, the MCP tool and workflow runs
+ * build one of these. It carries no HTTP-only bounds (a workflow run's question may be shorter
+ * than the route's minimum objective).
+ */
+export interface CollectionCommand {
+  route: JobRoute;
+  entityId: string;
+  objective: string;
+  questions: string[];
+  depth: "brief" | "deep";
+  platforms: string[];
+  /** Forced false on the research route. */
+  collectionOnly: boolean;
+  idempotencyKey?: string | undefined;
+}
+
+/** The command a create request body stands for. */
+export function commandFromBody(input: CreateJobInput, route: JobRoute): CollectionCommand {
+  return {
     route,
-    input.entity_id,
-    input.objective,
-    collectionOnly,
-    input.questions,
-    input.depth,
-    [...new Set(input.platforms)].sort(),
+    entityId: input.entity_id,
+    objective: input.objective,
+    questions: input.questions,
+    depth: input.depth,
+    platforms: input.platforms,
+    collectionOnly: route === "research" ? false : input.collection_only,
+    idempotencyKey: input.idempotency_key,
+  };
+}
+
+/** The request as a canonical string: what "the same request" means for one idempotency key. */
+export function requestHash(command: CollectionCommand): string {
+  const canonical = JSON.stringify([
+    command.route,
+    command.entityId,
+    command.objective,
+    command.collectionOnly,
+    command.questions,
+    command.depth,
+    [...new Set(command.platforms)].sort(),
   ]);
   return createHash("sha256").update(canonical).digest("hex");
 }
@@ -98,14 +129,13 @@ function answer(config: AppDeps["config"], row: JobRow): CreateJobResponse {
 export async function createCollectionJob(
   deps: Pick<AppDeps, "db" | "queues" | "config">,
   userId: string,
-  input: CreateJobInput,
-  route: JobRoute,
+  command: CollectionCommand,
 ): Promise<CreateJobResponse> {
-  if (!isUuid(input.entity_id)) throw notFound("Entity");
-  const collectionOnly = route === "research" ? false : input.collection_only;
-  const requested = [...new Set(input.platforms)];
-  const key = input.idempotency_key ?? `auto-${randomUUID()}`;
-  const hash = requestHash(route, input, collectionOnly);
+  if (!isUuid(command.entityId)) throw notFound("Entity");
+  const { route, collectionOnly } = command;
+  const requested = [...new Set(command.platforms)];
+  const key = command.idempotencyKey ?? `auto-${randomUUID()}`;
+  const hash = requestHash(command);
   const id = derivedUuid("collection-job", userId, key);
   const queueJobId = deriveJobId("collection", userId, key);
   const collectors = [...COLLECTOR_PLATFORMS];
@@ -118,7 +148,7 @@ export async function createCollectionJob(
       objective, questions, depth, platforms, collection_only, progress, updated_at
     )
     SELECT ${id}::uuid, ${userId}::uuid, e.id, ${key}, ${hash}, ${queueJobId}, ${route}, 'queued',
-      ${input.objective}, ${input.questions}::text[], ${input.depth},
+      ${command.objective}, ${command.questions}::text[], ${command.depth},
       CASE
         WHEN cardinality(${requested}::text[]) > 0 THEN ${requested}::text[]
         WHEN cardinality(e.platforms) = 0 THEN ${collectors}::text[]
@@ -131,7 +161,7 @@ export async function createCollectionJob(
       END,
       ${collectionOnly}, '{}'::jsonb, now()
     FROM entities e
-    WHERE e.id = ${input.entity_id}::uuid
+    WHERE e.id = ${command.entityId}::uuid
       AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid)
     ON CONFLICT DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;

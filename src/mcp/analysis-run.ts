@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { analysisChannel, eventsAfter, type StoredEvent, TERMINAL_EVENTS } from "../analysis/events.js";
+import { enqueueAnalysis } from "../analysis/jobs.js";
 import { type RunInput, TERMINAL_STATUSES } from "../analysis/schemas.js";
 import { startAnalysis } from "../analysis/service.js";
 import type { AppDeps } from "../platform/deps.js";
-import { deriveJobId } from "../platform/queues.js";
 
 /**
  * `analyze` action run: what `POST /agent/v1/analysis/run` does, with the stream read here
@@ -36,7 +36,7 @@ export async function runAnalysis(
   try {
     if (!finished) {
       try {
-        await deps.queues.enqueue("analysis.run.v1", { analysisId: analysis.id }, { jobId: deriveJobId("analysis", analysis.id) });
+        await enqueueAnalysis(deps, analysis.id);
       } catch (err) {
         // As the route does: an analysis this call created is removed again rather than left queued with no job.
         if (created) await deps.db.analysis.deleteMany({ where: { id: analysis.id, status: "queued" } });

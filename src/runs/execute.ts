@@ -1,29 +1,20 @@
 import { UnrecoverableError } from "bullmq";
 import { appendEntry, lockWorkspaceLedger } from "../billing/ledger.js";
 import { price, type RunScope } from "../billing/pricing.js";
+import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, toError } from "../platform/errors.js";
 import { entityForUser } from "../workspaces/access.js";
+import { analyseStep, ChildEnded, type CollectOutcome, collectStep, WAITING } from "./steps.js";
 
 /**
- * Executes a queued workflow run: collect (when refreshing), analyse, then settle. The settlement
- * releases the whole reservation and charges the actual cost, capped at the approved maximum, in one
- * transaction guarded by the run's status, so a retried job can never settle twice. A run that fails on
- * its last attempt, or that could collect nothing because every platform was blocked, is charged nothing.
+ * Executes a workflow run as steps: collect (when refreshing), analyse, then settle. A step that
+ * waits on its child job ends the run job (`waiting`); the child's end enqueues the next run job.
+ * The settlement releases the whole reservation and charges the actual cost, capped at the
+ * approved maximum, in one transaction guarded by the run's status, so a retried job can never
+ * settle twice and a cancelled run is never settled again. A run that fails, or that could collect
+ * nothing because every platform was blocked, is charged nothing.
  */
-export interface CollectOutcome {
-  collectionJobId: string | null;
-  platformsCollected: number;
-  blocked: string[];
-}
-export interface AnalyseOutcome {
-  analysisId: string;
-  sourcesUsed: number;
-}
-export interface RunExecutor {
-  collect(deps: AppDeps, run: RunContext): Promise<CollectOutcome>;
-  analyse(deps: AppDeps, run: RunContext, collected: CollectOutcome | null): Promise<AnalyseOutcome>;
-}
 export interface RunContext {
   id: string;
   userId: string;
@@ -39,19 +30,23 @@ export class RunNotVisibleYet extends Error {
   override name = "RunNotVisibleYet";
 }
 
-type Outcome =
+export type Outcome =
   | { status: "completed"; usage: { platforms: number; sources: number } }
+  | { status: "cancelled"; usage: { platforms: number; sources: number } }
   | { status: "blocked"; error: string }
   | { status: "failed"; error: string };
 
-async function settle(deps: AppDeps, runId: string, outcome: Outcome): Promise<void> {
-  await deps.db.$transaction(async (tx) => {
+type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
+
+/** Settles a live run; false when it had already ended (nothing is written then). */
+export async function settle(deps: Deps, runId: string, outcome: Outcome): Promise<boolean> {
+  const settled = await deps.db.$transaction(async (tx) => {
     const run = await tx.workflowRun.findUniqueOrThrow({ where: { id: runId } });
     await lockWorkspaceLedger(tx, run.workspaceId);
     const fresh = await tx.workflowRun.findUniqueOrThrow({ where: { id: runId } });
-    if (!["queued", "running"].includes(fresh.status)) return;
+    if (!["queued", "running"].includes(fresh.status)) return false;
     const charge =
-      outcome.status === "completed"
+      outcome.status === "completed" || outcome.status === "cancelled"
         ? Math.min(price(fresh.scope as unknown as RunScope, outcome.usage).credits, fresh.maxChargeCredits)
         : 0;
     await appendEntry(tx, {
@@ -62,51 +57,89 @@ async function settle(deps: AppDeps, runId: string, outcome: Outcome): Promise<v
       note: "reservation released",
     });
     if (charge > 0) {
-      await appendEntry(tx, { workspaceId: fresh.workspaceId, kind: "settle", amount: -charge, runId, note: "actual cost" });
+      await appendEntry(tx, {
+        workspaceId: fresh.workspaceId,
+        kind: "settle",
+        amount: -charge,
+        runId,
+        note: outcome.status === "cancelled" ? "cost of the work done before the cancel" : "actual cost",
+      });
     }
     await tx.workflowRun.update({
       where: { id: runId },
       data: {
         status: outcome.status,
         chargedCredits: charge,
-        error: outcome.status === "completed" ? null : outcome.error,
+        error: outcome.status === "completed" ? null : "error" in outcome ? outcome.error : "cancelled by the caller",
         finishedAt: new Date(),
       },
     });
+    return true;
   });
+  if (settled) {
+    const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
+    await jobEnded(deps, {
+      kind: "workflow_run",
+      id: runId,
+      status: outcome.status,
+      data: {
+        entity_id: run?.entityId ?? null,
+        skill_id: run?.skillId ?? null,
+        charged_credits: run?.chargedCredits ?? 0,
+        ...("error" in outcome ? { error: outcome.error } : {}),
+      },
+    });
+  }
+  return settled;
 }
 
-export async function executeRun(deps: AppDeps, runId: string, executor: RunExecutor, attempt: { final: boolean }): Promise<string> {
-  const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
-  if (!run) throw new RunNotVisibleYet(`Run ${runId} is not visible yet`);
-  if (!["queued", "running"].includes(run.status)) return run.status;
-  await deps.db.workflowRun.update({ where: { id: run.id }, data: { status: "running" } });
-
-  const context: RunContext = {
+export function runContext(run: {
+  id: string;
+  userId: string;
+  entityId: string;
+  workspaceId: string;
+  skillId: string;
+  scope: unknown;
+  collectionJobId: string | null;
+  analysisId: string | null;
+}): RunContext {
+  return {
     id: run.id,
     userId: run.userId,
     entityId: run.entityId,
     workspaceId: run.workspaceId,
     skillId: run.skillId,
-    scope: run.scope as unknown as RunScope,
+    scope: run.scope as RunScope,
     collectionJobId: run.collectionJobId,
     analysisId: run.analysisId,
   };
+}
+
+export async function executeRun(deps: Deps, runId: string, attempt: { final: boolean }): Promise<string> {
+  const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
+  if (!run) throw new RunNotVisibleYet(`Run ${runId} is not visible yet`);
+  const started = await deps.db.workflowRun.updateMany({
+    where: { id: run.id, status: { in: ["queued", "running"] } },
+    data: { status: "running" },
+  });
+  if (started.count === 0) return run.status;
+
+  const context = runContext(run);
   try {
     // The caller must still see the entity when the run executes.
     await entityForUser(deps.db, run.userId, run.entityId);
     let collected: CollectOutcome | null = null;
     if (context.scope.source_mode === "refresh") {
-      collected = await executor.collect(deps, context);
-      await deps.db.workflowRun.update({ where: { id: run.id }, data: { collectionJobId: collected.collectionJobId } });
-      context.collectionJobId = collected.collectionJobId;
+      const step = await collectStep(deps, context);
+      if (step === WAITING) return WAITING;
+      collected = step;
       if (collected.platformsCollected === 0 && collected.blocked.length > 0) {
         await settle(deps, run.id, { status: "blocked", error: `Every platform was blocked: ${collected.blocked.join("; ")}` });
         return "blocked";
       }
     }
-    const analysed = await executor.analyse(deps, context, collected);
-    await deps.db.workflowRun.update({ where: { id: run.id }, data: { analysisId: analysed.analysisId } });
+    const analysed = await analyseStep(deps, context);
+    if (analysed === WAITING) return WAITING;
     await settle(deps, run.id, {
       status: "completed",
       usage: { platforms: collected?.platformsCollected ?? 0, sources: Math.min(analysed.sourcesUsed, context.scope.max_sources) },
@@ -114,8 +147,8 @@ export async function executeRun(deps: AppDeps, runId: string, executor: RunExec
     return "completed";
   } catch (thrown) {
     const err = toError(thrown);
-    // Retrying cannot help a run whose entity is gone or whose payload is bad.
-    const permanent = err instanceof UnrecoverableError || (err instanceof AppError && err.status === 404);
+    // Retrying cannot help a run whose entity is gone, whose child ended badly or whose payload is bad.
+    const permanent = err instanceof UnrecoverableError || err instanceof ChildEnded || (err instanceof AppError && err.status === 404);
     if (attempt.final || permanent) await settle(deps, run.id, { status: "failed", error: err.message.slice(0, 1000) });
     throw permanent && !(err instanceof UnrecoverableError) ? new UnrecoverableError(err.message) : err;
   }

@@ -22,7 +22,7 @@ export const RunRecord = z.object({
   skill_id: z.uuid(),
   entity_id: z.uuid(),
   workspace_id: z.uuid(),
-  status: z.enum(["queued", "running", "completed", "failed", "blocked"]),
+  status: z.enum(["queued", "running", "completed", "failed", "blocked", "cancelled"]),
   source_mode: z.enum(["saved", "refresh"]),
   scope_hash: z.string(),
   estimated_credits: z.number().int(),

@@ -187,9 +187,12 @@ export async function insertQueuedRun(tx: DbTx, queues: Queues, run: NewRun) {
   });
   const answer = toRunRecord(row);
   await tx.workflowRun.update({ where: { id: row.id }, data: { response: answer as unknown as Prisma.InputJsonValue } });
-  await queues.enqueue("workflow.run.v1", { runId: row.id }, { jobId: deriveJobId("run", row.id) });
+  await queues.enqueue("workflow.run.v1", { runId: row.id }, { jobId: runJobId(row.id) });
   return row;
 }
+
+/** The job id of a run's first step (its later steps are queued by their child jobs' ends). */
+export const runJobId = (runId: string) => deriveJobId("run", runId);
 
 export async function getRun(db: Db, userId: string, params: { entityId: string; skillId: string; runId: string }) {
   const entity = await entityForUser(db, userId, params.entityId);

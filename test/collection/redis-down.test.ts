@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { derivedUuid, requestHash } from "../../src/collection/service.js";
+import { commandFromBody, derivedUuid, requestHash } from "../../src/collection/service.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { createJob, newEntity } from "./support.js";
@@ -86,7 +86,7 @@ describe("POST /agent/v1/ingest/collection/jobs while Redis is down", () => {
           userId: user.id,
           entityId: entity.id,
           idempotencyKey: key,
-          requestHash: requestHash("collection", request(key), false),
+          requestHash: requestHash(commandFromBody({ ...request(key), collection_only: false }, "collection")),
           queueJobId: deriveJobId("collection", user.id, key),
           objective: "Replayed during the outage",
           platforms: ["reddit"],

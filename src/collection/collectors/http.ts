@@ -65,6 +65,8 @@ export interface HttpClientOptions {
   headers?: Record<string, string>;
   /** When false, URLs that resolve to loopback, private or link-local addresses are refused. */
   allowPrivateUrls?: boolean;
+  /** Aborts every call in flight (the job was cancelled). */
+  signal?: AbortSignal;
   /** Largest answer body read (default 5 MiB); a longer one is refused as permanent. */
   maxBytes?: number;
 }
@@ -164,7 +166,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     try {
       return await outboundFetch(
         url,
-        { headers: { "user-agent": USER_AGENT, ...options.headers, ...headers }, signal: AbortSignal.timeout(options.timeoutMs) },
+        {
+          headers: { "user-agent": USER_AGENT, ...options.headers, ...headers },
+          signal: options.signal
+            ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
+            : AbortSignal.timeout(options.timeoutMs),
+        },
         policy,
       );
     } catch (err) {

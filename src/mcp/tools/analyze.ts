@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ANALYSIS_PLATFORMS, DEPTHS, type RunInput, SEARCH_MODES } from "../../analysis/schemas.js";
 import type { CreateJobInput } from "../../collection/schemas.js";
 import { REQUESTABLE_PLATFORMS } from "../../collection/schemas.js";
-import { createCollectionJob } from "../../collection/service.js";
+import { commandFromBody, createCollectionJob } from "../../collection/service.js";
 import { callerId } from "../../platform/auth.js";
 import { parseInput } from "../../platform/validation.js";
 import { SOURCE_MODES } from "../../routines/schemas.js";
@@ -69,7 +69,7 @@ const modes: Record<string, Mode> = {
         body,
         // The route's handler reads the raw request to refuse collection_only, which this call never sends.
         call: async ({ body: parsed, auth }) => ({
-          body: await createCollectionJob(ctx.services.deps, callerId(auth), parsed as CreateJobInput, "research"),
+          body: await createCollectionJob(ctx.services.deps, callerId(auth), commandFromBody(parsed as CreateJobInput, "research")),
         }),
       });
       return job as Record<string, unknown>;

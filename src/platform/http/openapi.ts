@@ -94,6 +94,7 @@ export function buildOpenApi(routes: AnyRoute[], info: { version: string; server
 
     const operation: Record<string, unknown> = {
       summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
       tags: route.tags,
       operationId: `${route.method}_${route.path.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`,
       parameters: parameters(route),

@@ -40,6 +40,8 @@ export interface RouteSpec<B extends z.ZodType = z.ZodType, Q extends z.ZodType 
   /** Express-style path (`/agent/v1/analysis/:analysis_id`). */
   path: string;
   summary: string;
+  /** Longer prose for the OpenAPI document (Markdown). */
+  description?: string;
   tags: string[];
   auth: AuthRule;
   body?: B;

@@ -1,0 +1,37 @@
+import { assertCancelled, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import type { AppDeps } from "../platform/deps.js";
+import type { JobStatusResponse } from "./schemas.js";
+import { describeJob, findJobForUser } from "./status.js";
+
+type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
+
+/**
+ * Cancels one of the caller's collection jobs (any member of the entity's workspace may):
+ * a queued job leaves the queue; a running one stops at its next page. What it stored
+ * before stays. Cancelling twice answers the same; a finished job is a 409.
+ */
+export async function cancelCollectionJob(deps: Deps, userId: string, jobId: string): Promise<JobStatusResponse> {
+  const row = await findJobForUser(deps, userId, jobId);
+  assertCancelled("collection_job", await cancelJobRow(deps, row));
+  const fresh = await deps.db.collectionJob.findUniqueOrThrow({ where: { id: row.id } });
+  return describeJob(deps.config, fresh, null);
+}
+
+/** The cancel transition of one collection job, its queue entry and its end event. */
+export async function cancelJobRow(
+  deps: Deps,
+  row: { id: string; queueJobId: string; entityId: string; analysisId: string | null },
+  detail?: string,
+): Promise<{ changed: boolean; status: string | undefined }> {
+  const outcome = await markCancelled(deps.db, "collection_job", row.id, detail);
+  if (outcome.changed) {
+    await removeQueuedEntry(deps.queues.get("collection"), row.queueJobId);
+    await jobEnded(deps, {
+      kind: "collection_job",
+      id: row.id,
+      status: "cancelled",
+      data: { entity_id: row.entityId, analysis_id: row.analysisId },
+    });
+  }
+  return outcome;
+}

@@ -1,0 +1,151 @@
+import type { Queue } from "bullmq";
+import type { AppDeps } from "../platform/deps.js";
+import { AppError } from "../platform/errors.js";
+import { deriveJobId } from "../platform/queues.js";
+import type { JobEvent, JobKind } from "./events.js";
+import { terminalEventState } from "./states.js";
+
+/**
+ * The lifecycle every job kind shares: the table behind each kind, the one cancel transition,
+ * removal of a queue entry that has not started, and what happens once a job has ended
+ * (subscribers are told, and a workflow run waiting on the job continues).
+ */
+export const KIND_TABLES = {
+  collection_job: "collection_jobs",
+  analysis: "analyses",
+  workflow_run: "workflow_runs",
+  note_sync: "note_syncs",
+} as const satisfies Record<JobKind, string>;
+
+export const KIND_NAMES: Record<JobKind, string> = {
+  collection_job: "The collection job",
+  analysis: "The analysis",
+  workflow_run: "The workflow run",
+  note_sync: "The meeting-note sync",
+};
+
+type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
+
+/** The job id of a workflow run's step that follows the end of one of its child jobs. */
+export const runContinuationJobId = (runId: string, kind: JobKind, childId: string) => deriveJobId("run", runId, kind, childId);
+
+/**
+ * `queued | running → cancelled`, in one statement. `changed` is false when the row had
+ * already left those states; `status` is then the state it is in (undefined: no such row).
+ */
+export async function markCancelled(
+  db: Deps["db"],
+  kind: JobKind,
+  id: string,
+  detail = "cancelled by the caller",
+): Promise<{ changed: boolean; status: string | undefined }> {
+  const table = KIND_TABLES[kind];
+  const updated = await db.$queryRawUnsafe<{ status: string }[]>(
+    `UPDATE ${table} SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now()
+     WHERE id = $1::uuid AND status IN ('queued', 'running') RETURNING status`,
+    id,
+    detail,
+  );
+  if (updated[0]) return { changed: true, status: "cancelled" };
+  const rows = await db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM ${table} WHERE id = $1::uuid`, id);
+  return { changed: false, status: rows[0]?.status };
+}
+
+/**
+ * What a cancel answers when the row did not change: cancelling twice answers the same;
+ * a job that ended otherwise is a 409 naming its state.
+ */
+export function assertCancelled(kind: JobKind, outcome: { changed: boolean; status: string | undefined }): void {
+  if (outcome.changed || outcome.status === "cancelled") return;
+  if (outcome.status === undefined) throw new AppError("not_found", `${KIND_NAMES[kind].replace(/^The /, "")} was not found.`);
+  throw new AppError("conflict", `${KIND_NAMES[kind]} already ended (${outcome.status}); only a queued or running job can be cancelled.`, {
+    extra: { status: outcome.status },
+  });
+}
+
+/**
+ * Removes a queue entry that no worker holds yet (waiting, delayed, prioritized). An active
+ * entry stays: its worker sees the cancelled row at its next checkpoint and ends it.
+ */
+export async function removeQueuedEntry(queue: Queue, jobId: string): Promise<boolean> {
+  const job = await queue.getJob(jobId).catch(() => undefined);
+  if (!job) return false;
+  const state = await job.getState().catch(() => "unknown");
+  if (state !== "waiting" && state !== "delayed" && state !== "prioritized" && state !== "waiting-children") return false;
+  return job
+    .remove()
+    .then(() => true)
+    .catch(() => false);
+}
+
+const WORKSPACE_SQL: Record<JobKind, string> = {
+  collection_job: "SELECT e.workspace_id FROM collection_jobs j JOIN entities e ON e.id = j.entity_id WHERE j.id = $1::uuid",
+  analysis:
+    "SELECT COALESCE(a.workspace_id, e.workspace_id) AS workspace_id FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = $1::uuid",
+  workflow_run: "SELECT workspace_id FROM workflow_runs WHERE id = $1::uuid",
+  note_sync: "SELECT e.workspace_id FROM note_syncs n JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
+};
+
+/** The Redis channel on which a job's end is announced (for callers waiting on it). */
+export const endedChannel = (prefix: string, kind: JobKind, id: string) => `${prefix}:job-ended:${kind}:${id}`;
+
+export interface EndedJob {
+  kind: JobKind;
+  id: string;
+  /** The row's terminal state. */
+  status: string;
+  data?: Record<string, unknown>;
+}
+
+/**
+ * Called once a job's terminal state has committed. Announces the end on the job's channel,
+ * lets a workflow run waiting on this job continue, and records the webhook deliveries.
+ * Never throws: the job has ended either way, and an operator's requeue repairs a
+ * continuation lost here.
+ */
+export async function jobEnded(deps: Deps, ended: EndedJob, consumers: readonly EndedConsumer[] = []): Promise<void> {
+  const state = terminalEventState(ended.status);
+  if (!state) return;
+  try {
+    await deps.redis.publish(endedChannel(deps.config.REDIS_PREFIX, ended.kind, ended.id), state);
+  } catch (err) {
+    deps.logger.warn({ err, kind: ended.kind, id: ended.id }, "job end not announced; waiters read the row");
+  }
+  await continueWaitingRuns(deps, ended).catch((err: unknown) =>
+    deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not continue the workflow run waiting on this job"),
+  );
+  if (consumers.length === 0) return;
+  const rows = await deps.db
+    .$queryRawUnsafe<{ workspace_id: string | null }[]>(WORKSPACE_SQL[ended.kind], ended.id)
+    .catch(() => [] as { workspace_id: string | null }[]);
+  const workspaceId = rows[0]?.workspace_id;
+  if (!workspaceId) return;
+  const event: JobEvent = {
+    kind: ended.kind,
+    id: ended.id,
+    workspaceId,
+    status: state,
+    occurredAt: new Date(),
+    data: { ...(ended.data ?? {}), ...(ended.status !== state ? { detail_status: ended.status } : {}) },
+  };
+  for (const consume of consumers) {
+    await consume(deps, event).catch((err: unknown) =>
+      deps.logger.error({ err, kind: ended.kind, id: ended.id }, "a consumer of a job's end failed"),
+    );
+  }
+}
+
+export type EndedConsumer = (deps: Deps, event: JobEvent) => Promise<unknown>;
+
+/** A workflow run that started this job as its collection or analysis step runs its next step. */
+async function continueWaitingRuns(deps: Deps, ended: EndedJob): Promise<void> {
+  if (ended.kind !== "collection_job" && ended.kind !== "analysis") return;
+  const column = ended.kind === "collection_job" ? "collection_job_id" : "analysis_id";
+  const runs = await deps.db.$queryRawUnsafe<{ id: string }[]>(
+    `SELECT id FROM workflow_runs WHERE ${column} = $1::uuid AND status IN ('queued', 'running')`,
+    ended.id,
+  );
+  for (const run of runs) {
+    await deps.queues.enqueue("workflow.run.v1", { runId: run.id }, { jobId: runContinuationJobId(run.id, ended.kind, ended.id) });
+  }
+}

@@ -1,0 +1,42 @@
+import type { TerminalState } from "./events.js";
+
+/**
+ * The one state machine of every job kind (collection jobs, analyses, workflow runs, note
+ * syncs). A row moves only along these edges; every writer guards its UPDATE with the
+ * states it may leave, so a cancelled or finished job is never overwritten by a late worker.
+ *
+ *   queued ──▶ running ──▶ completed | partial | failed | cancelled
+ *     │           │
+ *     │           └──▶ queued      (an operator's requeue after a lost queue entry)
+ *     └──▶ cancelled | failed      (cancelled before it ran; refused at start)
+ *   failed ──▶ queued              (a retry under the same key, or an operator's requeue)
+ *
+ * Workflow runs have one more terminal state, `blocked` (every platform refused collection;
+ * nothing is charged); it is reported to subscribers as `failed`.
+ */
+export const JOB_STATES = ["queued", "running", "completed", "partial", "failed", "cancelled", "blocked"] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
+  queued: ["running", "cancelled", "failed"],
+  running: ["queued", "completed", "partial", "failed", "cancelled", "blocked"],
+  completed: [],
+  partial: [],
+  failed: ["queued"],
+  cancelled: [],
+  blocked: [],
+};
+
+/** States a job is still in progress in: the only ones a cancel or a worker may leave. */
+export const LIVE_STATES: readonly JobState[] = ["queued", "running"];
+
+export const isLive = (status: string): boolean => (LIVE_STATES as readonly string[]).includes(status);
+
+export const canTransition = (from: string, to: JobState): boolean => (TRANSITIONS[from as JobState] ?? []).includes(to);
+
+/** The state a subscriber sees for a terminal row state. */
+export function terminalEventState(status: string): TerminalState | undefined {
+  if (status === "blocked") return "failed";
+  if (status === "completed" || status === "partial" || status === "failed" || status === "cancelled") return status;
+  return undefined;
+}
