@@ -12,6 +12,6 @@ export const notesSyncProcessor: Processor<"notes.sync.v1"> = async (payload, { 
   const attempts = job.opts.attempts ?? 1;
   const outcome = await runNoteSync(deps, payload, { lastAttempt: job.attemptsMade + 1 >= attempts });
   if (outcome.status === "failed") throw new UnrecoverableError(`meeting-note sync ${payload.syncId} failed: ${outcome.code}`);
-  if (outcome.status === "skipped") return { syncId: payload.syncId, status: "skipped" };
+  if (outcome.status === "skipped" || outcome.status === "cancelled") return { syncId: payload.syncId, status: outcome.status };
   return { syncId: payload.syncId, status: "completed", imported: outcome.result.imported, skipped_dedup: outcome.result.skipped_dedup };
 };

@@ -1,6 +1,9 @@
 import type { IngestResponse } from "../ingest/schemas.js";
 import { IngestRequestSchema } from "../ingest/schemas.js";
 import { ingestContentWith } from "../ingest/service.js";
+import { JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { jobEnded } from "../jobs/lifecycle.js";
+import { isLive } from "../jobs/states.js";
 import type { DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, type ErrorCode } from "../platform/errors.js";
@@ -17,7 +20,7 @@ import { type ImportedNote, type SyncParams, SyncParams as SyncParamsSchema, typ
  * knowledge and the sync's answer, so a page is stored whole or not at all. The clear api_key lives only in this function's
  * memory; it is not logged, stored or returned.
  */
-export type NotesDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
+export type NotesDeps = Pick<AppDeps, "db" | "queues" | "redis" | "logger" | "config">;
 
 /**
  * How a provider failure is answered (DESIGN.md §2: 502 bad answer, 503 unavailable). A 503
@@ -45,8 +48,8 @@ export function providerFailure(err: MeetingNotesError): AppError {
 }
 
 /** Marks a sync failed with an answerable error (and its Retry-After, if any), unless it already ended. */
-export async function failSync(db: NotesDeps["db"], syncId: string, error: AppError): Promise<void> {
-  await db.noteSync.updateMany({
+export async function failSync(db: NotesDeps["db"], syncId: string, error: AppError): Promise<boolean> {
+  const failed = await db.noteSync.updateMany({
     where: { id: syncId, status: { in: ["queued", "running"] } },
     data: {
       status: "failed",
@@ -56,6 +59,7 @@ export async function failSync(db: NotesDeps["db"], syncId: string, error: AppEr
       finishedAt: new Date(),
     },
   });
+  return failed.count > 0;
 }
 
 const POOL = 4;
@@ -93,7 +97,11 @@ export interface RunOptions {
   client?: Partial<ConstructorParameters<typeof MeetingNotesClient>[0]>;
 }
 
-export type RunOutcome = { status: "completed"; result: SyncResult } | { status: "failed"; code: ErrorCode } | { status: "skipped" };
+export type RunOutcome =
+  | { status: "completed"; result: SyncResult }
+  | { status: "failed"; code: ErrorCode }
+  | { status: "skipped" }
+  | { status: "cancelled" };
 
 export async function runNoteSync(
   deps: NotesDeps,
@@ -101,10 +109,12 @@ export async function runNoteSync(
   options: RunOptions,
 ): Promise<RunOutcome> {
   const sync = await deps.db.noteSync.findUnique({ where: { id: payload.syncId } });
-  if (!sync || sync.status === "completed" || sync.status === "failed") return { status: "skipped" };
+  if (!sync || !isLive(sync.status)) return { status: "skipped" };
 
   const fail = async (error: AppError): Promise<RunOutcome> => {
-    await failSync(deps.db, sync.id, error);
+    if (await failSync(deps.db, sync.id, error)) {
+      await jobEnded(deps, { kind: "note_sync", id: sync.id, status: "failed", data: { entity_id: sync.entityId, error: error.code } });
+    }
     deps.logger.warn({ syncId: sync.id, code: error.code }, "meeting-note sync failed");
     return { status: "failed", code: error.code };
   };
@@ -126,24 +136,43 @@ export async function runNoteSync(
   if (!entity) return fail(new AppError("not_found", "Entity was not found."));
 
   await deps.db.noteSync.updateMany({ where: { id: sync.id, status: "queued" }, data: { status: "running" } });
-
+  const cancel = watchCancellation("The meeting-note sync", rowStatus(deps.db, "note_syncs", sync.id));
   const client = new MeetingNotesClient({
     baseUrl: deps.config.MEETINGNOTES_API_URL,
     apiKey,
     timeoutMs: deps.config.MEETINGNOTES_TIMEOUT_MS,
+    signal: cancel.signal,
     ...options.client,
   });
 
   try {
+    await cancel.check();
     const page = await fetchPage(client, params);
+    await cancel.check();
+    // The page is stored in one transaction that refuses a sync no longer live: a cancel
+    // that wins the race leaves nothing of the page behind.
     const result = await storePage(deps, entity, sync, params, page);
+    await jobEnded(deps, {
+      kind: "note_sync",
+      id: sync.id,
+      status: "completed",
+      data: { entity_id: entity.id, request_id: sync.requestId, imported: result.imported },
+    });
     return { status: "completed", result };
   } catch (err) {
+    if (err instanceof JobCancelled || cancel.signal.aborted || (await isCancelled(deps, sync.id))) return { status: "cancelled" };
     if (err instanceof MeetingNotesError) return fail(providerFailure(err));
     if (err instanceof AppError) return fail(err);
     if (options.lastAttempt) await fail(new AppError("internal_error", "The meeting-note import failed; it has been logged."));
     throw err;
+  } finally {
+    cancel.stop();
   }
+}
+
+async function isCancelled(deps: NotesDeps, syncId: string): Promise<boolean> {
+  const row = await deps.db.noteSync.findUnique({ where: { id: syncId }, select: { status: true } });
+  return row?.status === "cancelled";
 }
 
 async function storePage(

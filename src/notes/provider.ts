@@ -73,6 +73,8 @@ export interface MeetingNotesClientOptions {
   baseUrl: string;
   apiKey: string;
   timeoutMs: number;
+  /** Aborts the calls in flight (the sync was cancelled). */
+  signal?: AbortSignal;
   /** Attempts per request, including the first (default 3). */
   attempts?: number;
   /** First backoff delay; doubles per retry, with jitter (default 250 ms). */
@@ -157,7 +159,9 @@ export class MeetingNotesClient {
         `${this.base}${path}`,
         {
           headers: { Authorization: `Bearer ${this.options.apiKey}`, Accept: "application/json" },
-          signal: AbortSignal.timeout(this.options.timeoutMs),
+          signal: this.options.signal
+            ? AbortSignal.any([this.options.signal, AbortSignal.timeout(this.options.timeoutMs)])
+            : AbortSignal.timeout(this.options.timeoutMs),
         },
         trustedEndpoint(this.base, 0),
       );

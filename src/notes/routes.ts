@@ -1,8 +1,9 @@
+import { CANCEL_DESCRIPTION } from "../jobs/routes.js";
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
 import { SyncBody, SyncPending, SyncResult, SyncStatus, SyncStatusParams } from "./schemas.js";
-import { startSync, syncStatus } from "./service.js";
+import { cancelSync, startSync, syncStatus } from "./service.js";
 
 const tags = ["meetingnotes"];
 
@@ -18,7 +19,7 @@ export const notesRoutes = (deps: AppDeps) => [
       200: { description: "The imported page", schema: SyncResult },
       202: { description: "Still importing: poll `next`", schema: SyncPending },
       404: { description: "entity_id is not an entity the caller can see" },
-      409: { description: "request_id already used for a different import (idempotency_conflict)" },
+      409: { description: "request_id already used for a different import (idempotency_conflict), or its import was cancelled (conflict)" },
       502: { description: "The notes provider refused the api_key (provider_unauthorized) or answered badly (upstream_error)" },
       503: { description: "The notes provider is unavailable (upstream_unavailable), or SECRETS_KEY is not configured" },
     },
@@ -38,5 +39,20 @@ export const notesRoutes = (deps: AppDeps) => [
     params: SyncStatusParams,
     responses: { 200: { description: "The sync's state", schema: SyncStatus } },
     handler: async ({ params, auth }) => ({ body: await syncStatus(deps, callerId(auth), params.request_id) }),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/api/meetingnotes/sync/:request_id/cancel",
+    summary: "Cancel a meeting-note import",
+    description: CANCEL_DESCRIPTION,
+    tags,
+    auth: AUTH.ingest,
+    params: SyncStatusParams,
+    responses: {
+      200: { description: "The sync's state, now cancelled (a repeated cancel answers the same)", schema: SyncStatus },
+      404: { description: "Unknown request_id, or not the caller's" },
+      409: { description: "The sync already ended; `status` names how (conflict)" },
+    },
+    handler: async ({ params, auth }) => ({ body: await cancelSync(deps, callerId(auth), params.request_id) }),
   }),
 ];

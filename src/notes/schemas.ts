@@ -80,4 +80,10 @@ export const SyncFailed = z.object({
   error: z.object({ code: z.string(), detail: z.string() }),
 });
 
-export const SyncStatus = z.union([SyncResult, SyncPending, SyncFailed]);
+export const SyncCancelled = z.object({
+  status: z.literal("cancelled"),
+  request_id: z.string(),
+  entity_id: z.uuid(),
+});
+
+export const SyncStatus = z.union([SyncResult, SyncPending, SyncFailed, SyncCancelled]);

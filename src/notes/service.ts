@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
-import { setTimeout as delay } from "node:timers/promises";
+import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { isLive } from "../jobs/states.js";
 import { canonicalJson } from "../platform/canonical.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, ERROR_CODES, type ErrorCode, notFound } from "../platform/errors.js";
@@ -14,7 +15,10 @@ import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
  * request_id), queue one `notes.sync.v1` job for it with the provider key sealed, wait
  * briefly for the job, and answer the imported page, the failure, or "still running".
  */
-export type SyncDeps = Pick<AppDeps, "db" | "queues" | "config">;
+export type SyncDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "config" | "logger">;
+
+/** The queue job of a sync: one per caller and request_id. */
+export const notesJobId = (userId: string, requestId: string) => deriveJobId("notes", userId, requestId);
 
 export type SyncAnswer =
   | { status: 200; body: SyncResult }
@@ -70,6 +74,11 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
     }
     syncId = existing.id;
     if (existing.status === "completed") return { status: 200, body: existing.result as unknown as SyncResult };
+    if (existing.status === "cancelled") {
+      throw new AppError("conflict", "This meeting-note import was cancelled; send a new request_id to import again.", {
+        extra: { status: "cancelled" },
+      });
+    }
     if (existing.status === "failed") {
       // A failed import may be retried under the same request_id; one retry wins the reset.
       const reset = await deps.db.noteSync.updateMany({
@@ -86,7 +95,7 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
       await deps.queues.enqueue(
         "notes.sync.v1",
         { syncId, credential: box.seal(input.api_key, syncId) },
-        { jobId: deriveJobId("notes", userId, requestId) },
+        { jobId: notesJobId(userId, requestId) },
       );
     } catch (err) {
       // The queue refused (Redis down): a sync this request created is removed again, so nothing is
@@ -99,32 +108,77 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
   return waitForSync(deps, syncId, requestId, entity.id);
 }
 
+/**
+ * Waits up to NOTES_SYNC_WAIT_MS for the sync to end: subscribed to the sync's end signal
+ * (published by the worker once the outcome has committed), the row is read once before
+ * waiting and once after the signal or the deadline. Without the relay (Redis down) the
+ * row is read again at the deadline.
+ */
 async function waitForSync(deps: SyncDeps, syncId: string, requestId: string, entityId: string): Promise<SyncAnswer> {
-  const deadline = Date.now() + deps.config.NOTES_SYNC_WAIT_MS;
-  let pause = 25;
-  for (;;) {
-    const row = await deps.db.noteSync.findUnique({
-      where: { id: syncId },
-      select: { status: true, result: true, error: true, errorCode: true, retryAfterSeconds: true },
-    });
-    if (!row) throw notFound("Meeting-note sync");
+  let signalled: () => void = () => undefined;
+  const ended = new Promise<void>((resolve) => {
+    signalled = resolve;
+  });
+  const unsubscribe = await deps.pubsub
+    .subscribe(endedChannel(deps.config.REDIS_PREFIX, "note_sync", syncId), () => signalled())
+    .catch(() => undefined);
+  try {
+    let row = await readSync(deps, syncId);
+    if (isLive(row.status) && deps.config.NOTES_SYNC_WAIT_MS > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        ended,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, deps.config.NOTES_SYNC_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      row = await readSync(deps, syncId);
+    }
     if (row.status === "completed") return { status: 200, body: row.result as unknown as SyncResult };
     if (row.status === "failed") throw storedFailure(row);
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) {
-      return {
-        status: 202,
-        body: {
-          status: row.status === "running" ? "running" : "queued",
-          request_id: requestId,
-          entity_id: entityId,
-          next: statusPath(requestId),
-        },
-      };
+    if (row.status === "cancelled") {
+      throw new AppError("conflict", "This meeting-note import was cancelled.", { extra: { status: "cancelled" } });
     }
-    await delay(Math.min(pause, remaining));
-    pause = Math.min(pause * 2, 250);
+    return {
+      status: 202,
+      body: {
+        status: row.status === "running" ? "running" : "queued",
+        request_id: requestId,
+        entity_id: entityId,
+        next: statusPath(requestId),
+      },
+    };
+  } finally {
+    await unsubscribe?.();
   }
+}
+
+async function readSync(deps: SyncDeps, syncId: string) {
+  const row = await deps.db.noteSync.findUnique({
+    where: { id: syncId },
+    select: { status: true, result: true, error: true, errorCode: true, retryAfterSeconds: true },
+  });
+  if (!row) throw notFound("Meeting-note sync");
+  return row;
+}
+
+/**
+ * Cancels one of the caller's syncs: a queued one leaves the queue (with its sealed
+ * credential); a running one stops before it stores its page (the page is one transaction,
+ * so nothing of it is kept). Cancelling twice answers the same; a finished sync is a 409.
+ */
+export async function cancelSync(deps: SyncDeps, userId: string, requestId: string) {
+  const row = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
+  if (!row) throw notFound("Meeting-note sync");
+  await entityForUser(deps.db, userId, row.entityId);
+  const outcome = await markCancelled(deps.db, "note_sync", row.id);
+  assertCancelled("note_sync", outcome);
+  if (outcome.changed) {
+    await removeQueuedEntry(deps.queues.get("notes-sync"), notesJobId(userId, requestId));
+    await jobEnded(deps, { kind: "note_sync", id: row.id, status: "cancelled", data: { entity_id: row.entityId, request_id: requestId } });
+  }
+  return syncStatus(deps, userId, requestId);
 }
 
 /** The state of one of the caller's syncs; 404 when it is not theirs or its entity is no longer visible. */
@@ -133,6 +187,9 @@ export async function syncStatus(deps: Pick<AppDeps, "db">, userId: string, requ
   if (!row) throw notFound("Meeting-note sync");
   await entityForUser(deps.db, userId, row.entityId);
   if (row.status === "completed") return row.result as unknown as SyncResult;
+  if (row.status === "cancelled") {
+    return { status: "cancelled" as const, request_id: requestId, entity_id: row.entityId };
+  }
   if (row.status === "failed") {
     const failure = storedFailure(row);
     return {
