@@ -1,6 +1,7 @@
 import { grantCredits } from "../billing/ledger.js";
 import { requeueJob, requeueStalled } from "../collection/requeue.js";
 import { requeueUnenriched } from "../ingest/requeue.js";
+import { requeueLost } from "../jobs/requeue.js";
 import type { AppDeps } from "../platform/deps.js";
 import { isUuid } from "../workspaces/access.js";
 
@@ -108,6 +109,11 @@ export const adminCommands: Record<string, Command> = {
     usage: "requeue-stalled [older_than_seconds]",
     summary: "re-enqueue collection jobs whose queue entry is gone",
     run: (d, [age]) => requeueStalled(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
+  },
+  "requeue-lost": {
+    usage: "requeue-lost [older_than_seconds]",
+    summary: "after a Redis loss: re-enqueue every kind of job whose row is queued or running but whose queue entry is gone",
+    run: (d, [age]) => requeueLost(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
   },
   "requeue-job": {
     usage: "requeue-job <collection_job_id>",
