@@ -1,4 +1,5 @@
 import { UnrecoverableError } from "bullmq";
+import { isFinalAttempt } from "../src/jobs/failures.js";
 import { runNoteSync } from "../src/notes/importer.js";
 import type { Processor } from "./runtime.js";
 
@@ -9,8 +10,7 @@ import type { Processor } from "./runtime.js";
  * taking the sealed credential with it.
  */
 export const notesSyncProcessor: Processor<"notes.sync.v1"> = async (payload, { deps, job }) => {
-  const attempts = job.opts.attempts ?? 1;
-  const outcome = await runNoteSync(deps, payload, { lastAttempt: job.attemptsMade + 1 >= attempts });
+  const outcome = await runNoteSync(deps, payload, { lastAttempt: isFinalAttempt(job) });
   if (outcome.status === "failed") throw new UnrecoverableError(`meeting-note sync ${payload.syncId} failed: ${outcome.code}`);
   if (outcome.status === "skipped" || outcome.status === "cancelled") return { syncId: payload.syncId, status: outcome.status };
   return { syncId: payload.syncId, status: "completed", imported: outcome.result.imported, skipped_dedup: outcome.result.skipped_dedup };

@@ -1,10 +1,11 @@
 import { createEmbedder } from "../src/embed/provider.js";
+import { isFinalAttempt } from "../src/jobs/failures.js";
 import { executeSweep, markSweepFailed } from "../src/sweeps/execute.js";
 import type { Processor } from "./runtime.js";
 
 /** `sweep.run.v1`: an evidence capture run; marked failed when its last attempt fails. */
 export const sweepProcessor: Processor<"sweep.run.v1"> = async (payload, { deps, job }) => {
-  const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  const finalAttempt = isFinalAttempt(job);
   try {
     return await executeSweep(deps.db, createEmbedder(deps.config), payload.runId);
   } catch (err) {

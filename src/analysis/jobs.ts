@@ -1,11 +1,11 @@
 import { JobCancelled } from "../jobs/cancellation.js";
+import { jobIds } from "../jobs/ids.js";
 import { assertCancelled, jobEnded, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
-import { deriveJobId } from "../platform/queues.js";
 import { appendEvent } from "./events.js";
 
 /** The queue side of an analysis: its job id rule, its enqueue and its cancel. */
-export const analysisJobId = (analysisId: string) => deriveJobId("analysis", analysisId);
+export const analysisJobId = jobIds.analysis;
 
 export async function enqueueAnalysis(deps: Pick<AppDeps, "queues">, analysisId: string): Promise<void> {
   await deps.queues.enqueue("analysis.run.v1", { analysisId }, { jobId: analysisJobId(analysisId) });

@@ -1,9 +1,10 @@
 import { UnrecoverableError } from "bullmq";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
-import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
 import { type CancelWatch, JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { isPermanent } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
+import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
@@ -143,7 +144,7 @@ async function analyse(
     return { status: output.status };
   } catch (err) {
     if (err instanceof JobCancelled || cancel.signal.aborted) return { status: "cancelled" };
-    const permanent = err instanceof AppError && err.status < 500;
+    const permanent = isPermanent(err);
     if (attempt.final || permanent) {
       const detail = err instanceof AppError ? err.message : "The analysis failed on an internal error.";
       deps.logger.error({ err, analysisId }, "analysis failed");

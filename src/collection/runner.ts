@@ -1,5 +1,6 @@
 import type { Job } from "bullmq";
 import { type CancelWatch, JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { isFinalAttempt } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { startAnalysis } from "./analysis.js";
@@ -189,7 +190,7 @@ export async function markFailed(deps: RunDeps, jobId: string, error: Error): Pr
 /** Builds the processor; tests and the queue benchmark pass their own collectors. */
 export function collectionProcessor(options: CollectionRunOptions = {}) {
   return async (payload: { jobId: string }, ctx: { deps: AppDeps; job: Job }) => {
-    const finalAttempt = ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1);
+    const finalAttempt = isFinalAttempt(ctx.job);
     try {
       return await runCollectionJob(ctx.deps, payload.jobId, { ...options, finalAttempt });
     } catch (err) {

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
+import { jobIds } from "../jobs/ids.js";
+import { submit } from "../jobs/submit.js";
 import type { Db } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { deriveJobId } from "../platform/queues.js";
 import { isUuid } from "../workspaces/access.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
 import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
@@ -137,12 +138,12 @@ export async function createCollectionJob(
   const key = command.idempotencyKey ?? `auto-${randomUUID()}`;
   const hash = requestHash(command);
   const id = derivedUuid("collection-job", userId, key);
-  const queueJobId = deriveJobId("collection", userId, key);
+  const queueJobId = jobIds.collection(userId, key);
   const collectors = [...COLLECTOR_PLATFORMS];
 
   // The row, if the caller may see the entity; platforms default as defaultPlatforms() says
   // (order kept, repeats dropped). Progress starts empty: readers fill in `pending`.
-  const rows = await deps.db.$queryRaw<JobRow[]>`
+  const insert = () => deps.db.$queryRaw<JobRow[]>`
     INSERT INTO collection_jobs (
       id, user_id, entity_id, idempotency_key, request_hash, queue_job_id, route, status,
       objective, questions, depth, platforms, collection_only, progress, updated_at
@@ -166,31 +167,27 @@ export async function createCollectionJob(
     ON CONFLICT DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;
 
-  if (rows[0]) {
-    try {
-      await deps.queues.enqueue("collection.run.v1", { jobId: id }, { jobId: queueJobId });
-    } catch (err) {
-      // Nothing may remain of a create the queue refused.
-      await deps.db.$executeRaw`DELETE FROM collection_jobs WHERE id = ${id}::uuid AND status = 'queued' AND attempts = 0`;
-      throw err;
-    }
-    return answer(deps.config, rows[0]);
-  }
-
-  // No row inserted: the key is taken, or the entity is not visible to the caller.
-  const existing = await findByKey(deps.db, userId, key);
-  if (!existing) throw notFound("Entity");
-  if (existing.request_hash !== hash) {
-    throw new AppError(
-      "idempotency_conflict",
-      "This idempotency_key was already used for a different collection job request; send a new idempotency_key.",
-    );
-  }
-  if (existing.status === "queued") {
-    // Heals a queue entry lost since (a no-op while the queue holds it); 503 if the queue is down.
-    await deps.queues.enqueue("collection.run.v1", { jobId: existing.id }, { jobId: queueJobId });
-  }
-  return answer(deps.config, existing);
+  const { row } = await submit<JobRow>({
+    write: async () => {
+      const rows = await insert();
+      if (rows[0]) return { row: rows[0], created: true };
+      // No row inserted: the key is taken, or the entity is not visible to the caller.
+      const existing = await findByKey(deps.db, userId, key);
+      if (!existing) throw notFound("Entity");
+      if (existing.request_hash !== hash) {
+        throw new AppError(
+          "idempotency_conflict",
+          "This idempotency_key was already used for a different collection job request; send a new idempotency_key.",
+        );
+      }
+      return { row: existing, created: false };
+    },
+    enqueue: (job) => deps.queues.enqueue("collection.run.v1", { jobId: job.id }, { jobId: queueJobId }),
+    undo: (job) => deps.db.$executeRaw`DELETE FROM collection_jobs WHERE id = ${job.id}::uuid AND status = 'queued' AND attempts = 0`,
+    // A replay of a job still queued heals a lost queue entry, and answers 503 while the queue is down.
+    requeueOnReplay: (job) => job.status === "queued",
+  });
+  return answer(deps.config, row);
 }
 
 async function findByKey(db: Db, userId: string, key: string): Promise<JobRow | undefined> {

@@ -1,8 +1,9 @@
 import type { EmbeddingProvider } from "../embed/provider.js";
+import { jobIds } from "../jobs/ids.js";
 import type { Db } from "../platform/db.js";
 import { AppError } from "../platform/errors.js";
 import type { Logger } from "../platform/logger.js";
-import { deriveJobId, type Queues } from "../platform/queues.js";
+import type { Queues } from "../platform/queues.js";
 import { projectForUser } from "../workspaces/access.js";
 import { tryEmbedPage } from "./embedding.js";
 import { fuseRankings } from "./fusion.js";
@@ -51,11 +52,7 @@ export async function savePage(svc: ContextServices, userId: string, input: Save
     ? await upsertPage(svc.db, write)
     : await svc.db.$transaction(async (tx) => {
         const saved = await upsertPage(tx, write);
-        await svc.queues.enqueue(
-          "context.embed.v1",
-          { pageId: saved.id },
-          { jobId: deriveJobId("page-embed", saved.id, String(saved.version)) },
-        );
+        await svc.queues.enqueue("context.embed.v1", { pageId: saved.id }, { jobId: jobIds.pageEmbed(saved.id, saved.version) });
         return saved;
       });
   if (!embedding) svc.logger.warn({ pageId: row.id }, "page saved without embedding; embedding job queued");

@@ -1,5 +1,5 @@
+import { jobIds } from "../jobs/ids.js";
 import type { AppDeps } from "../platform/deps.js";
-import { deriveJobId } from "../platform/queues.js";
 import { isUuid } from "../workspaces/access.js";
 import { ENRICHMENT_CHUNK } from "./service.js";
 
@@ -21,7 +21,7 @@ export async function requeueUnenriched(deps: Pick<AppDeps, "db" | "queues">, en
       ORDER BY id LIMIT ${ENRICHMENT_CHUNK}`;
     if (chunk.length === 0) break;
     const ids = chunk.map((r) => r.id);
-    await deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: deriveJobId("enrich-requeue", stamp, ...ids) });
+    await deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: jobIds.enrichmentRequeue(stamp, ids) });
     rows += ids.length;
     jobs += 1;
     after = ids.at(-1) as string;

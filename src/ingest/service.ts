@@ -1,6 +1,6 @@
+import { jobIds } from "../jobs/ids.js";
 import { type DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
-import { deriveJobId } from "../platform/queues.js";
 import { planBatch } from "./plan.js";
 import { COUNT_BASIS, type IngestRequest, type IngestResponse } from "./schemas.js";
 import { insertRows } from "./sql.js";
@@ -126,7 +126,7 @@ export async function enqueueEnrichment(deps: Pick<AppDeps, "queues" | "logger">
   for (let i = 0; i < contentIds.length; i += ENRICHMENT_CHUNK) {
     const chunk = contentIds.slice(i, i + ENRICHMENT_CHUNK);
     try {
-      await deps.queues.enqueue("enrichment.content.v1", { contentIds: chunk }, { jobId: deriveJobId("enrich", ...chunk) });
+      await deps.queues.enqueue("enrichment.content.v1", { contentIds: chunk }, { jobId: jobIds.enrichment(chunk) });
     } catch (err) {
       deps.logger.error(
         {

@@ -1,8 +1,8 @@
 import type { Queue } from "bullmq";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
-import { deriveJobId } from "../platform/queues.js";
 import type { JobEvent, JobKind } from "./events.js";
+import { jobIds } from "./ids.js";
 import { terminalEventState } from "./states.js";
 
 /**
@@ -27,7 +27,7 @@ export const KIND_NAMES: Record<JobKind, string> = {
 type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
 
 /** The job id of a workflow run's step that follows the end of one of its child jobs. */
-export const runContinuationJobId = (runId: string, kind: JobKind, childId: string) => deriveJobId("run", runId, kind, childId);
+export const runContinuationJobId = jobIds.runContinuation;
 
 /**
  * `queued | running → cancelled`, in one statement. `changed` is false when the row had

@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
+import { jobIds } from "../jobs/ids.js";
 import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
+import { submit } from "../jobs/submit.js";
 import { canonicalJson } from "../platform/canonical.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, ERROR_CODES, type ErrorCode, notFound } from "../platform/errors.js";
 import { retryAfterHeader } from "../platform/http/retry-after.js";
-import { deriveJobId } from "../platform/queues.js";
 import { secretBoxFor } from "../platform/secrets.js";
 import { entityForUser } from "../workspaces/access.js";
 import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
@@ -18,7 +19,7 @@ import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
 export type SyncDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "config" | "logger">;
 
 /** The queue job of a sync: one per caller and request_id. */
-export const notesJobId = (userId: string, requestId: string) => deriveJobId("notes", userId, requestId);
+export const notesJobId = jobIds.notes;
 
 export type SyncAnswer =
   | { status: 200; body: SyncResult }
@@ -53,59 +54,62 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
   // The api_key is not part of the request's identity: a retry with a rotated key is the same import.
   const hash = syncRequestHash(params);
 
-  const created = await deps.db.$queryRaw<{ id: string }[]>`
-    INSERT INTO note_syncs (id, user_id, entity_id, request_id, request_hash, params)
-    VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${requestId}, ${hash}, ${JSON.stringify(params)}::jsonb)
-    ON CONFLICT (user_id, request_id) DO NOTHING
-    RETURNING id`;
-
-  let syncId: string;
-  let enqueue = true;
-  if (created[0]) {
-    syncId = created[0].id;
-  } else {
-    const existing = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
-    if (!existing) throw new Error("note sync vanished after a conflicting insert");
-    if (existing.requestHash !== hash) {
-      throw new AppError(
-        "idempotency_conflict",
-        "This request_id was already used for a different meeting-note import; send a new request_id.",
-      );
-    }
-    syncId = existing.id;
-    if (existing.status === "completed") return { status: 200, body: existing.result as unknown as SyncResult };
-    if (existing.status === "cancelled") {
-      throw new AppError("conflict", "This meeting-note import was cancelled; send a new request_id to import again.", {
-        extra: { status: "cancelled" },
-      });
-    }
-    if (existing.status === "failed") {
-      // A failed import may be retried under the same request_id; one retry wins the reset.
-      const reset = await deps.db.noteSync.updateMany({
-        where: { id: syncId, status: "failed" },
-        data: { status: "queued", error: null, errorCode: null, retryAfterSeconds: null, finishedAt: null },
-      });
-      enqueue = reset.count === 1;
-    }
-    // queued/running: queue again under the same job id, a no-op while the job exists.
+  interface Written {
+    id: string;
+    status: string;
+    result: unknown;
+    /** What this request changed: a new sync, a failed one reset for a retry, or nothing. */
+    change: "inserted" | "reset" | "none";
   }
-
-  if (enqueue) {
-    try {
-      await deps.queues.enqueue(
+  const { row } = await submit<Written>({
+    write: async () => {
+      const created = await deps.db.$queryRaw<{ id: string }[]>`
+        INSERT INTO note_syncs (id, user_id, entity_id, request_id, request_hash, params)
+        VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${requestId}, ${hash}, ${JSON.stringify(params)}::jsonb)
+        ON CONFLICT (user_id, request_id) DO NOTHING
+        RETURNING id`;
+      if (created[0]) return { row: { id: created[0].id, status: "queued", result: null, change: "inserted" }, created: true };
+      const existing = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
+      if (!existing) throw new Error("note sync vanished after a conflicting insert");
+      if (existing.requestHash !== hash) {
+        throw new AppError(
+          "idempotency_conflict",
+          "This request_id was already used for a different meeting-note import; send a new request_id.",
+        );
+      }
+      if (existing.status === "cancelled") {
+        throw new AppError("conflict", "This meeting-note import was cancelled; send a new request_id to import again.", {
+          extra: { status: "cancelled" },
+        });
+      }
+      if (existing.status === "failed") {
+        // A failed import may be retried under the same request_id; one retry wins the reset.
+        const reset = await deps.db.noteSync.updateMany({
+          where: { id: existing.id, status: "failed" },
+          data: { status: "queued", error: null, errorCode: null, retryAfterSeconds: null, finishedAt: null },
+        });
+        if (reset.count === 1) return { row: { id: existing.id, status: "queued", result: null, change: "reset" }, created: true };
+      }
+      return { row: { id: existing.id, status: existing.status, result: existing.result, change: "none" }, created: false };
+    },
+    // The provider key travels sealed in the job, never in the row.
+    enqueue: (sync) =>
+      deps.queues.enqueue(
         "notes.sync.v1",
-        { syncId, credential: box.seal(input.api_key, syncId) },
+        { syncId: sync.id, credential: box.seal(input.api_key, sync.id) },
         { jobId: notesJobId(userId, requestId) },
-      );
-    } catch (err) {
-      // The queue refused (Redis down): a sync this request created is removed again, so nothing is
-      // left half-created; one it reset is marked failed again, so the same request_id can be retried.
-      if (created[0]) await deps.db.noteSync.deleteMany({ where: { id: syncId, status: "queued" } });
-      else await deps.db.noteSync.updateMany({ where: { id: syncId, status: "queued" }, data: { status: "failed" } });
-      throw err;
-    }
-  }
-  return waitForSync(deps, syncId, requestId, entity.id);
+      ),
+    // The queue refused (Redis down): a sync this request created is removed again; one it reset is
+    // marked failed again, so the same request_id can be retried.
+    undo: (sync) =>
+      sync.change === "inserted"
+        ? deps.db.noteSync.deleteMany({ where: { id: sync.id, status: "queued" } })
+        : deps.db.noteSync.updateMany({ where: { id: sync.id, status: "queued" }, data: { status: "failed" } }),
+    // queued/running: queue again under the same job id, a no-op while the job exists.
+    requeueOnReplay: (sync) => isLive(sync.status),
+  });
+  if (row.status === "completed") return { status: 200, body: row.result as SyncResult };
+  return waitForSync(deps, row.id, requestId, entity.id);
 }
 
 /**

@@ -2,13 +2,13 @@ import { sha256, storableJson, storableText } from "../ingest/dedup.js";
 import type { PlannedRow } from "../ingest/plan.js";
 import { insertRows } from "../ingest/sql.js";
 import { PLATFORMS } from "../ingest/vocabulary.js";
+import { jobIds } from "../jobs/ids.js";
 import { canonicalJson } from "../platform/canonical.js";
 import { readInstant } from "../platform/dates.js";
 import type { Db } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { ValidationFailed, type ValidationIssue } from "../platform/errors.js";
 import { linkOrEmpty } from "../platform/links.js";
-import { deriveJobId } from "../platform/queues.js";
 import { clipCodePoints, codePointLength } from "../platform/text.js";
 import { entityForUser, projectForUser } from "../workspaces/access.js";
 import { OBSERVATION_COUNT_BASIS, type ObservationItem, type SubmitObservationsInput, type SubmitObservationsResponse } from "./schemas.js";
@@ -256,7 +256,7 @@ export async function submitObservations(
 async function enqueue(deps: ObservationDeps, contentIds: string[]): Promise<boolean> {
   if (contentIds.length === 0) return true;
   try {
-    await deps.queues.enqueue("enrichment.content.v1", { contentIds }, { jobId: deriveJobId("enrich", ...contentIds) });
+    await deps.queues.enqueue("enrichment.content.v1", { contentIds }, { jobId: jobIds.enrichment(contentIds) });
     return true;
   } catch (err) {
     deps.logger.error(

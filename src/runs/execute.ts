@@ -1,11 +1,12 @@
 import { UnrecoverableError } from "bullmq";
 import { appendEntry, lockWorkspaceLedger } from "../billing/ledger.js";
 import { price, type RunScope } from "../billing/pricing.js";
+import { isPermanent } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
-import { AppError, toError } from "../platform/errors.js";
+import { toError } from "../platform/errors.js";
 import { entityForUser } from "../workspaces/access.js";
-import { analyseStep, ChildEnded, type CollectOutcome, collectStep, WAITING } from "./steps.js";
+import { analyseStep, type CollectOutcome, collectStep, WAITING } from "./steps.js";
 
 /**
  * Executes a workflow run as steps: collect (when refreshing), analyse, then settle. A step that
@@ -148,7 +149,7 @@ export async function executeRun(deps: Deps, runId: string, attempt: { final: bo
   } catch (thrown) {
     const err = toError(thrown);
     // Retrying cannot help a run whose entity is gone, whose child ended badly or whose payload is bad.
-    const permanent = err instanceof UnrecoverableError || err instanceof ChildEnded || (err instanceof AppError && err.status === 404);
+    const permanent = isPermanent(err);
     if (attempt.final || permanent) await settle(deps, run.id, { status: "failed", error: err.message.slice(0, 1000) });
     throw permanent && !(err instanceof UnrecoverableError) ? new UnrecoverableError(err.message) : err;
   }

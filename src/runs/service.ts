@@ -1,10 +1,12 @@
 import { appendEntry, balance, lockWorkspaceLedger } from "../billing/ledger.js";
 import type { RunScope } from "../billing/pricing.js";
 import { currentScope } from "../billing/quotes.js";
+import { jobIds } from "../jobs/ids.js";
+import { submit } from "../jobs/submit.js";
 import { canonicalJson, sha256Hex } from "../platform/canonical.js";
 import type { Db, DbTx, Prisma } from "../platform/db.js";
 import { AppError, ValidationFailed } from "../platform/errors.js";
-import { deriveJobId, type Queues } from "../platform/queues.js";
+import type { Queues } from "../platform/queues.js";
 import { skillForUser } from "../skills/service.js";
 import { entityForUser } from "../workspaces/access.js";
 import type { CreateRunInput, RunRecord } from "./schemas.js";
@@ -177,22 +179,29 @@ export interface NewRun {
  * (the processor retries while the row is not yet visible).
  */
 export async function insertQueuedRun(tx: DbTx, queues: Queues, run: NewRun) {
-  const row = await tx.workflowRun.create({ data: { ...run, scope: run.scope as unknown as Prisma.InputJsonValue } });
-  await appendEntry(tx, {
-    workspaceId: run.workspaceId,
-    kind: "reserve",
-    amount: -run.maxChargeCredits,
-    runId: row.id,
-    note: "reserved up to the approved maximum",
+  const { row } = await submit({
+    write: async () => {
+      const created = await tx.workflowRun.create({ data: { ...run, scope: run.scope as unknown as Prisma.InputJsonValue } });
+      await appendEntry(tx, {
+        workspaceId: run.workspaceId,
+        kind: "reserve",
+        amount: -run.maxChargeCredits,
+        runId: created.id,
+        note: "reserved up to the approved maximum",
+      });
+      const answer = toRunRecord(created);
+      await tx.workflowRun.update({ where: { id: created.id }, data: { response: answer as unknown as Prisma.InputJsonValue } });
+      return { row: created, created: true };
+    },
+    enqueue: (created) => queues.enqueue("workflow.run.v1", { runId: created.id }, { jobId: runJobId(created.id) }),
+    // The refusal propagates and rolls back the caller's transaction: the row and the reservation.
+    undo: async () => undefined,
   });
-  const answer = toRunRecord(row);
-  await tx.workflowRun.update({ where: { id: row.id }, data: { response: answer as unknown as Prisma.InputJsonValue } });
-  await queues.enqueue("workflow.run.v1", { runId: row.id }, { jobId: runJobId(row.id) });
   return row;
 }
 
 /** The job id of a run's first step (its later steps are queued by their child jobs' ends). */
-export const runJobId = (runId: string) => deriveJobId("run", runId);
+export const runJobId = jobIds.run;
 
 export async function getRun(db: Db, userId: string, params: { entityId: string; skillId: string; runId: string }) {
   const entity = await entityForUser(db, userId, params.entityId);

@@ -102,6 +102,7 @@ export async function analyseStep(deps: ChildDeps, run: RunContext): Promise<Ana
 
 /** A child job ended without a result the run can use: the run fails (retrying cannot help). */
 export class ChildEnded extends AppError {
+  readonly permanent = true;
   constructor(detail: string) {
     super("upstream_error", detail);
   }

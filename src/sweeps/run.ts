@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { jobIds } from "../jobs/ids.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { deriveJobId } from "../platform/queues.js";
 import { entityForUser, isUuid } from "../workspaces/access.js";
 import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepStatistics, type SweepStatus } from "./schemas.js";
 
@@ -91,7 +91,7 @@ export async function startSweep(
 
   if (enqueue) {
     try {
-      await deps.queues.enqueue("sweep.run.v1", { runId }, { jobId: deriveJobId("sweep", runId) });
+      await deps.queues.enqueue("sweep.run.v1", { runId }, { jobId: jobIds.sweep(runId) });
     } catch (err) {
       // The queue refused (Redis down): a run this request created is removed again, so nothing is
       // left half-created; one it reset is marked failed again, so the same key can be retried.

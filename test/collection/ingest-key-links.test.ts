@@ -3,7 +3,7 @@ import { processors } from "../../workers/processors.js";
 import { createKeyFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { type Fake, hackernewsFake, hnStories } from "./fakes.js";
-import { newEntity } from "./support.js";
+import { newEntity, until } from "./support.js";
 
 /**
  * A key that may create a collection job may follow every link the job hands out: an
@@ -79,8 +79,11 @@ describe("links of a collection job created with an ingest key", () => {
     expect(events.headers["content-type"]).toMatch(/^text\/event-stream/);
     expect(events.text).toMatch(/event: (result|error)/);
 
-    // The key's usage records each read under the ingest scope.
-    const usage = await h.deps.db.apiKeyUsage.findMany({ where: { route: { startsWith: "/agent/v1/analysis/" } } });
+    // The key's usage records each read under the ingest scope (written once each response has ended).
+    const usage = await until(async () => {
+      const rows = await h.deps.db.apiKeyUsage.findMany({ where: { route: { startsWith: "/agent/v1/analysis/" } } });
+      return rows.some((u) => u.route.endsWith("/events")) ? rows : undefined;
+    });
     expect(usage.map((u) => [u.route, u.statusCode, u.scopeUsed])).toEqual(
       expect.arrayContaining([
         ["/agent/v1/analysis/:analysis_id", 200, "ingest"],

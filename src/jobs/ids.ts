@@ -1,0 +1,25 @@
+import { deriveJobId } from "../platform/queues.js";
+import type { JobKind } from "./events.js";
+
+/**
+ * Every BullMQ job id the service derives, in one table. A job id names the work, so a second
+ * add of the same work (a replayed create, a retried step, a requeue) is the same queue entry
+ * and BullMQ ignores it while it holds the first.
+ */
+export const jobIds = {
+  /** A collection job: one per caller and idempotency key (stored on the row as queue_job_id). */
+  collection: (userId: string, idempotencyKey: string) => deriveJobId("collection", userId, idempotencyKey),
+  analysis: (analysisId: string) => deriveJobId("analysis", analysisId),
+  /** A workflow run's first step. */
+  run: (runId: string) => deriveJobId("run", runId),
+  /** The step of a workflow run that follows the end of one of its child jobs. */
+  runContinuation: (runId: string, kind: JobKind, childId: string) => deriveJobId("run", runId, kind, childId),
+  /** A meeting-note sync: one per caller and request_id. */
+  notes: (userId: string, requestId: string) => deriveJobId("notes", userId, requestId),
+  /** Enrichment of a chunk of stored rows (the same rows make the same job). */
+  enrichment: (contentIds: string[]) => deriveJobId("enrich", ...contentIds),
+  /** An operator's requeue of unenriched rows: a new pass each time the command runs. */
+  enrichmentRequeue: (pass: string, contentIds: string[]) => deriveJobId("enrich-requeue", pass, ...contentIds),
+  sweep: (runId: string) => deriveJobId("sweep", runId),
+  pageEmbed: (pageId: string, version: number) => deriveJobId("page-embed", pageId, String(version)),
+} as const;
