@@ -1,14 +1,38 @@
 import { JobCancelled } from "../jobs/cancellation.js";
 import { jobIds } from "../jobs/ids.js";
 import { assertCancelled, jobEnded, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { isLive } from "../jobs/states.js";
+import { submit } from "../jobs/submit.js";
 import type { AppDeps } from "../platform/deps.js";
 import { appendEvent } from "./events.js";
+import type { RunInput } from "./schemas.js";
+import { startAnalysis } from "./service.js";
 
 /** The queue side of an analysis: its job id rule, its enqueue and its cancel. */
 export const analysisJobId = jobIds.analysis;
 
 export async function enqueueAnalysis(deps: Pick<AppDeps, "queues">, analysisId: string): Promise<void> {
   await deps.queues.enqueue("analysis.run.v1", { analysisId }, { jobId: analysisJobId(analysisId) });
+}
+
+/**
+ * Creates (or replays, by request_id) an analysis and queues its job, as every job kind is
+ * submitted (src/jobs/submit.ts): a refusal of the queue removes an analysis this call created.
+ * The stream may subscribe after the job is queued: events are stored before they are published,
+ * and a relay replays the stored ones after subscribing.
+ */
+export async function submitAnalysis(deps: Pick<AppDeps, "db" | "queues">, userId: string, input: RunInput) {
+  const { row: analysis, created } = await submit({
+    write: async () => {
+      const started = await startAnalysis(deps.db, userId, input);
+      return { row: started.analysis, created: started.created };
+    },
+    enqueue: (row) => enqueueAnalysis(deps, row.id),
+    undo: (row) => deps.db.analysis.deleteMany({ where: { id: row.id, status: "queued" } }),
+    // A replay of an unfinished analysis heals a lost queue entry (a no-op while the queue holds it).
+    requeueOnReplay: (row) => isLive(row.status),
+  });
+  return { analysis, created };
 }
 
 export const CANCELLED_DETAIL = "The analysis was cancelled.";

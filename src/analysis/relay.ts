@@ -6,8 +6,7 @@ import { TERMINAL_STATUSES } from "./schemas.js";
 
 /**
  * Relays one analysis's events to an SSE client: subscribe to the channel (buffering),
- * optionally do something that must happen after the subscription (the run route
- * enqueues the job here), replay the stored events after `afterSeq`, then switch to live
+ * replay the stored events after `afterSeq`, then switch to live
  * messages. Every write goes through one ordered chain that skips sequence numbers
  * already sent and fills gaps from the store, so the client sees each event once, in
  * order, whether it came from the store or the channel. The relay ends after the
@@ -17,7 +16,6 @@ import { TERMINAL_STATUSES } from "./schemas.js";
 export interface RelayOptions {
   afterSeq: number;
   headers?: Record<string, string>;
-  afterSubscribe?: () => Promise<void>;
 }
 
 export async function relayAnalysis(deps: AppDeps, res: Response, analysisId: string, options: RelayOptions): Promise<void> {
@@ -73,14 +71,6 @@ export async function relayAnalysis(deps: AppDeps, res: Response, analysisId: st
       finish();
     });
   };
-
-  try {
-    await options.afterSubscribe?.();
-  } catch (err) {
-    done = true;
-    await unsubscribe();
-    throw err;
-  }
 
   sse = openSse(res, {
     heartbeatMs: deps.config.SSE_HEARTBEAT_MS,

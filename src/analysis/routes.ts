@@ -3,10 +3,10 @@ import { AUTH, type AuthContext, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
 import { parseLastEventId } from "../platform/sse.js";
-import { cancelAnalysis, enqueueAnalysis } from "./jobs.js";
+import { cancelAnalysis, submitAnalysis } from "./jobs.js";
 import { relayAnalysis } from "./relay.js";
-import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION, TERMINAL_STATUSES } from "./schemas.js";
-import { readableAnalysis, startAnalysis, toAnalysisRecord } from "./service.js";
+import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION } from "./schemas.js";
+import { readableAnalysis, toAnalysisRecord } from "./service.js";
 
 const tags = ["analysis"];
 const SSE = "text/event-stream";
@@ -39,25 +39,8 @@ export const analysisRoutes = (deps: AppDeps) => [
       409: { description: "The request_id was used for a different request" },
     },
     handler: async ({ body, auth, res }) => {
-      const { analysis, created } = await startAnalysis(deps.db, callerId(auth), body);
-      const finished = (TERMINAL_STATUSES as readonly string[]).includes(analysis.status);
-      try {
-        await relayAnalysis(deps, res, analysis.id, {
-          afterSeq: 0,
-          headers: { "X-Analysis-Id": analysis.id },
-          // Subscribed first, then queued: no event can be published before we listen.
-          afterSubscribe: finished
-            ? undefined
-            : async () => {
-                await enqueueAnalysis(deps, analysis.id);
-              },
-        });
-      } catch (err) {
-        // Failed before the stream began (Redis down): an analysis this request created is removed
-        // again rather than left queued with no job behind it.
-        if (created && !res.headersSent) await deps.db.analysis.deleteMany({ where: { id: analysis.id, status: "queued" } });
-        throw err;
-      }
+      const { analysis } = await submitAnalysis(deps, callerId(auth), body);
+      await relayAnalysis(deps, res, analysis.id, { afterSeq: 0, headers: { "X-Analysis-Id": analysis.id } });
       return undefined;
     },
   }),

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { analysisChannel, eventsAfter, type StoredEvent, TERMINAL_EVENTS } from "../analysis/events.js";
-import { enqueueAnalysis } from "../analysis/jobs.js";
+import { submitAnalysis } from "../analysis/jobs.js";
 import { type RunInput, TERMINAL_STATUSES } from "../analysis/schemas.js";
-import { startAnalysis } from "../analysis/service.js";
 import type { AppDeps } from "../platform/deps.js";
 
 /**
@@ -23,8 +22,7 @@ export async function runAnalysis(
   input: RunInput,
   options: { signal: AbortSignal; progress: AnalysisProgress },
 ): Promise<StoredEvent> {
-  const { analysis, created } = await startAnalysis(deps.db, userId, input);
-  const finished = (TERMINAL_STATUSES as readonly string[]).includes(analysis.status);
+  const { analysis } = await submitAnalysis(deps, userId, input);
 
   let wake: (() => void) | undefined;
   let pending = false;
@@ -34,16 +32,6 @@ export async function runAnalysis(
   };
   const unsubscribe = await deps.pubsub.subscribe(analysisChannel(deps.config.REDIS_PREFIX, analysis.id), nudge);
   try {
-    if (!finished) {
-      try {
-        await enqueueAnalysis(deps, analysis.id);
-      } catch (err) {
-        // As the route does: an analysis this call created is removed again rather than left queued with no job.
-        if (created) await deps.db.analysis.deleteMany({ where: { id: analysis.id, status: "queued" } });
-        throw err;
-      }
-    }
-
     let last = 0;
     let reported = 0;
     for (;;) {
