@@ -9,7 +9,7 @@ import { type RetrievedRow, retrieve } from "./retrieval.js";
 import { topUpFromScope } from "./sample.js";
 import type { Depth, ResultData, SearchMode } from "./schemas.js";
 import { resolveScope, scopeIsEmpty } from "./scope.js";
-import { type Assembled, assemble, extractiveInsights, quoteOf } from "./synthesis.js";
+import { type Assembled, assemble, extractiveInsights } from "./synthesis.js";
 import { plural } from "./text.js";
 import { buildThemes, scoreUnits, selectThemes, unitsOf } from "./themes.js";
 
