@@ -50,6 +50,8 @@ export interface EngineDeps {
   config: Config;
   embedder: EmbeddingProvider;
   progress: (step: string, progress: number) => Promise<void>;
+  /** Aborts the engine's calls in flight (the language model's) once the analysis is cancelled. */
+  signal?: AbortSignal;
 }
 
 export interface EngineOutput {
@@ -159,6 +161,7 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
         summary: i.summary,
         evidence: i.evidence.map((e) => ({ number: e.number, quote: e.quote })),
       })),
+      deps.signal,
     );
     if (!outcome.ok) {
       limitations.push(`The language model was not used: ${outcome.reason}; the answer is extractive.`);

@@ -99,7 +99,7 @@ export function checkProse(
   return { text: out, citations, quotes, changed: out !== text.trim() };
 }
 
-export async function llmProse(config: Config, question: string, themes: ProseTheme[]): Promise<LlmOutcome> {
+export async function llmProse(config: Config, question: string, themes: ProseTheme[], signal?: AbortSignal): Promise<LlmOutcome> {
   if (!config.LLM_BASE_URL) return { ok: false, reason: "no language model is configured" };
   let res: Response;
   try {
@@ -117,7 +117,8 @@ export async function llmProse(config: Config, question: string, themes: ProseTh
             { role: "user", content: buildPrompt(question, themes) },
           ],
         }),
-        signal: AbortSignal.timeout(config.LLM_TIMEOUT_MS),
+        // A cancelled analysis aborts the call rather than waiting out the model.
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(config.LLM_TIMEOUT_MS)]) : AbortSignal.timeout(config.LLM_TIMEOUT_MS),
       },
       trustedEndpoint(config.LLM_BASE_URL),
     );

@@ -118,6 +118,7 @@ async function analyse(
         db: deps.db,
         config: deps.config,
         embedder: createEmbedder(deps.config),
+        signal: cancel.signal,
         progress: async (step, progress) => {
           await cancel.check();
           await appendEvent(deps, analysisId, "progress", { step, status: "running", progress });

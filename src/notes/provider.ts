@@ -139,11 +139,14 @@ export class MeetingNotesClient {
         return parsed.data;
       }
       lastError = outcome.error;
-      if (!outcome.retryable || attempt === this.attempts) break;
+      // A cancelled sync's aborted call is not retried (nor its backoff waited out).
+      if (!outcome.retryable || attempt === this.attempts || this.options.signal?.aborted) break;
       const retryAfter = outcome.error.details.retryAfterSeconds;
       if (retryAfter !== undefined && retryAfter * 1000 > this.maxRetryAfterMs) break;
       const backoff = this.backoffMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
-      await delay(retryAfter !== undefined ? retryAfter * 1000 : backoff);
+      await delay(retryAfter !== undefined ? retryAfter * 1000 : backoff, undefined, { signal: this.options.signal }).catch(
+        () => undefined,
+      );
     }
     throw lastError ?? new MeetingNotesError("unavailable", `The ${PROVIDER_NAME} provider could not be reached.`);
   }

@@ -46,10 +46,11 @@ export async function settle(deps: Deps, runId: string, outcome: Outcome): Promi
     await lockWorkspaceLedger(tx, run.workspaceId);
     const fresh = await tx.workflowRun.findUniqueOrThrow({ where: { id: runId } });
     if (!["queued", "running"].includes(fresh.status)) return false;
-    const charge =
-      outcome.status === "completed" || outcome.status === "cancelled"
-        ? Math.min(price(fresh.scope as unknown as RunScope, outcome.usage).credits, fresh.maxChargeCredits)
-        : 0;
+    // A run cancelled before any work was done (nothing collected, nothing analysed) costs nothing,
+    // not even the base fee: the cancel charges only the work done.
+    const didWork =
+      outcome.status === "completed" || (outcome.status === "cancelled" && outcome.usage.platforms + outcome.usage.sources > 0);
+    const charge = didWork ? Math.min(price(fresh.scope as unknown as RunScope, outcome.usage).credits, fresh.maxChargeCredits) : 0;
     await appendEntry(tx, {
       workspaceId: fresh.workspaceId,
       kind: "release",

@@ -89,6 +89,20 @@ const USER_AGENT = "research-evidence-service/1.0 (+collector)";
 const MAX_REDIRECTS = 5;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Waits `ms`, or less when `signal` aborts first (a cancelled job does not wait out a backoff). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return sleep(ms);
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 /** Milliseconds to wait from a `Retry-After` value (seconds or an HTTP date), if any. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (!value) return undefined;
@@ -185,14 +199,17 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   async function request(url: string, headers: Record<string, string>): Promise<Response> {
     let lastError: UpstreamError | undefined;
     for (let attempt = 0; attempt <= options.retries; attempt++) {
+      // A cancelled job's call is not retried: the abort is the caller's, not the upstream's.
+      if (options.signal?.aborted) throw options.signal.reason;
       let res: Response;
       try {
         res = await fetchOnce(url, headers);
       } catch (err) {
         if (err instanceof UpstreamError) throw err;
+        if (options.signal?.aborted) throw options.signal.reason;
         lastError = networkFailure(err as Error, url, options.timeoutMs);
         if (lastError.kind === "permanent") throw lastError;
-        if (attempt < options.retries) await sleep(backoff(attempt));
+        if (attempt < options.retries) await pause(backoff(attempt), options.signal);
         continue;
       }
       if (res.ok) return res;
@@ -210,7 +227,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         limited ? "rate_limited" : undefined,
       );
       if (wait !== undefined && wait > options.maxRetryAfterMs) throw lastError;
-      if (attempt < options.retries) await sleep(wait ?? backoff(attempt));
+      if (attempt < options.retries) await pause(wait ?? backoff(attempt), options.signal);
     }
     throw lastError ?? new UpstreamError("request failed", "transient");
   }
