@@ -1,6 +1,7 @@
 import { UnrecoverableError } from "bullmq";
 import { appendEntry, lockWorkspaceLedger } from "../billing/ledger.js";
 import { price, type RunScope } from "../billing/pricing.js";
+import { JobCancelled } from "../jobs/cancellation.js";
 import { isPermanent } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -117,7 +118,7 @@ export function runContext(run: {
   };
 }
 
-export async function executeRun(deps: Deps, runId: string, attempt: { final: boolean }): Promise<string> {
+export async function executeRun(deps: AppDeps, runId: string, attempt: { final: boolean }): Promise<string> {
   const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
   if (!run) throw new RunNotVisibleYet(`Run ${runId} is not visible yet`);
   const started = await deps.db.workflowRun.updateMany({
@@ -149,6 +150,8 @@ export async function executeRun(deps: Deps, runId: string, attempt: { final: bo
     return "completed";
   } catch (thrown) {
     const err = toError(thrown);
+    // Cancelled while this step ran: the cancel settled the run and its children.
+    if (err instanceof JobCancelled) return "cancelled";
     // Retrying cannot help a run whose entity is gone, whose child ended badly or whose payload is bad.
     const permanent = isPermanent(err);
     if (attempt.final || permanent) await settle(deps, run.id, { status: "failed", error: err.message.slice(0, 1000) });

@@ -1,8 +1,10 @@
-import { enqueueAnalysis } from "../analysis/jobs.js";
+import { cancelAnalysis, enqueueAnalysis } from "../analysis/jobs.js";
 import type { RunInput } from "../analysis/schemas.js";
 import { startAnalysis } from "../analysis/service.js";
+import { cancelJobRow } from "../collection/cancel.js";
 import { REQUESTABLE_PLATFORMS } from "../collection/schemas.js";
 import { createCollectionJob } from "../collection/service.js";
+import { JobCancelled } from "../jobs/cancellation.js";
 import { isLive } from "../jobs/states.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
@@ -26,7 +28,7 @@ export interface AnalyseOutcome {
   sourcesUsed: number;
 }
 
-type ChildDeps = Pick<AppDeps, "db" | "queues" | "config">;
+type ChildDeps = AppDeps;
 
 export async function collectStep(deps: ChildDeps, run: RunContext): Promise<CollectOutcome | typeof WAITING> {
   const requestable = new Set<string>(REQUESTABLE_PLATFORMS);
@@ -48,6 +50,11 @@ export async function collectStep(deps: ChildDeps, run: RunContext): Promise<Col
     });
     await deps.db.workflowRun.update({ where: { id: run.id }, data: { collectionJobId: created.job_id } });
     run.collectionJobId = created.job_id;
+    if (await cancelledMeanwhile(deps, run.id)) {
+      const child = await deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.job_id } });
+      if (isLive(child.status)) await cancelJobRow(deps, child, "cancelled with its workflow run");
+      throw new JobCancelled("The workflow run");
+    }
   }
   const job = await deps.db.collectionJob.findUniqueOrThrow({ where: { id: run.collectionJobId } });
   if (isLive(job.status)) return WAITING;
@@ -87,6 +94,10 @@ export async function analyseStep(deps: ChildDeps, run: RunContext): Promise<Ana
     await deps.db.workflowRun.update({ where: { id: run.id }, data: { analysisId: analysis.id } });
     run.analysisId = analysis.id;
     await enqueueAnalysis(deps, analysis.id);
+    if (await cancelledMeanwhile(deps, run.id)) {
+      await cancelAnalysis(deps, analysis.id).catch(() => undefined);
+      throw new JobCancelled("The workflow run");
+    }
   }
   const done = await deps.db.analysis.findUniqueOrThrow({ where: { id: run.analysisId } });
   if (isLive(done.status)) return WAITING;
@@ -98,6 +109,15 @@ export async function analyseStep(deps: ChildDeps, run: RunContext): Promise<Ana
   const result = (done.result ?? {}) as { data?: { evidence?: { content_id?: string }[] } };
   const sources = new Set((result.data?.evidence ?? []).map((e) => e.content_id).filter(Boolean));
   return { analysisId: done.id, sourcesUsed: sources.size };
+}
+
+/**
+ * A cancel that committed while this step was starting its child could not see the child: the
+ * step cancels it itself, so no child of a cancelled run runs on.
+ */
+async function cancelledMeanwhile(deps: ChildDeps, runId: string): Promise<boolean> {
+  const row = await deps.db.workflowRun.findUnique({ where: { id: runId }, select: { status: true } });
+  return row?.status === "cancelled";
 }
 
 /** A child job ended without a result the run can use: the run fails (retrying cannot help). */
