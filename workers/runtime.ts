@@ -51,7 +51,7 @@ export function startWorkers(
       },
       {
         connection,
-        prefix: deps.config.REDIS_PREFIX,
+        prefix: deps.queues.prefixFor(queue),
         concurrency: options.concurrency ?? deps.config.WORKER_CONCURRENCY,
         // A worker that dies mid-job loses its lock; the job is retried after this long.
         lockDuration: options.lockDuration ?? deps.config.WORKER_LOCK_DURATION_MS,

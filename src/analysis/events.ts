@@ -1,5 +1,6 @@
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
+import { publish } from "../platform/redis.js";
 
 /**
  * The analysis event store. Every event is written to `analysis_events` with the next
@@ -56,7 +57,7 @@ export async function appendEvent(
     : await insert(deps.db);
   const stored: StoredEvent = { seq, event, data: payload };
   try {
-    await deps.redis.publish(analysisChannel(deps.config.REDIS_PREFIX, analysisId), JSON.stringify(stored));
+    await publish(deps.redis, analysisChannel(deps.config.REDIS_PREFIX, analysisId), JSON.stringify(stored));
   } catch (err) {
     deps.logger.warn({ err, analysisId, seq, event }, "analysis event stored but not published; relays will read it from the store");
   }

@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
+import { publish } from "../platform/redis.js";
 import type { JobEvent, JobKind } from "./events.js";
 import { jobIds } from "./ids.js";
 import { terminalEventState } from "./states.js";
@@ -107,7 +108,7 @@ export async function jobEnded(deps: Deps, ended: EndedJob, consumers: readonly 
   const state = terminalEventState(ended.status);
   if (!state) return;
   try {
-    await deps.redis.publish(endedChannel(deps.config.REDIS_PREFIX, ended.kind, ended.id), state);
+    await publish(deps.redis, endedChannel(deps.config.REDIS_PREFIX, ended.kind, ended.id), state);
   } catch (err) {
     deps.logger.warn({ err, kind: ended.kind, id: ended.id }, "job end not announced; waiters read the row");
   }

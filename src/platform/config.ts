@@ -19,10 +19,16 @@ export const EnvironmentSchema = z
       .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// connection URL")
       .default("postgresql://postgres@127.0.0.1:5432/research_evidence"),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    // redis://host:port for one node; redis+cluster://host:port,host:port (rediss+cluster:// for TLS)
+    // for a Redis Cluster, or REDIS_CLUSTER_NODES with the seeds (credentials and TLS from REDIS_URL).
     REDIS_URL: z
       .string()
-      .regex(/^rediss?:\/\//, "must be a redis:// URL")
+      .regex(/^rediss?(\+cluster)?:\/\//, "must be a redis:// or redis+cluster:// URL")
       .default("redis://127.0.0.1:6379"),
+    REDIS_CLUSTER_NODES: z
+      .string()
+      .regex(/^\s*[^\s,]+:\d+\s*(,\s*[^\s,]+:\d+\s*)*$/, "must be comma-separated host:port seeds")
+      .optional(),
     REDIS_PREFIX: z.string().min(1).max(100).default("res"),
     AUTH_JWT_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
     AUTH_JWKS_URL: optionalUrl,
@@ -100,6 +106,13 @@ export const EnvironmentSchema = z
         message: "ADMIN_USER and ADMIN_PASSWORD go together",
       });
     }
+  })
+  .transform((env) => {
+    if (!env.REDIS_CLUSTER_NODES) return env;
+    // The cluster's seeds; scheme (TLS) and credentials come from REDIS_URL.
+    const [, scheme = "redis", userinfo = ""] = /^(rediss?)(?:\+cluster)?:\/\/(?:([^@/]*)@)?/.exec(env.REDIS_URL) ?? [];
+    const seeds = env.REDIS_CLUSTER_NODES.split(",").map((s) => s.trim());
+    return { ...env, REDIS_URL: `${scheme}+cluster://${userinfo ? `${userinfo}@` : ""}${seeds.join(",")}` };
   });
 
 export type Config = z.infer<typeof EnvironmentSchema>;

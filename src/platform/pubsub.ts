@@ -1,12 +1,15 @@
 import { AppError } from "./errors.js";
-import { createRedis, type Redis } from "./redis.js";
+import { createRedis, isCluster, type Redis } from "./redis.js";
 
 /**
  * One Redis subscriber connection per process, multiplexing every channel the process
  * listens to. A channel is SUBSCRIBEd when its first listener arrives and UNSUBSCRIBEd
  * when its last listener leaves, so a request that streams events costs a map entry,
  * not a connection. The connection is opened on first use (worker processes that only
- * publish never open it). Publishing goes through the process's producer connection.
+ * publish never open it). Publishing goes through the process's producer connection
+ * (`publish` in redis.ts). On a Redis Cluster channels are sharded (SSUBSCRIBE /
+ * SPUBLISH): a message travels only within the shard that owns its channel's slot, and
+ * the process holds one subscriber connection per master instead of one in all.
  */
 export type Listener = (message: string) => void;
 export type Unsubscribe = () => Promise<void>;
@@ -24,11 +27,12 @@ export class PubSub {
   private subscriber(): Redis {
     if (!this.connection) {
       const connection = createRedis(this.redisUrl, "subscriber", `${this.name}-sub`);
-      connection.on("message", (channel: string, message: string) => {
+      const deliver = (channel: string, message: string) => {
         const entry = this.channels.get(channel);
         if (!entry) return;
         for (const listener of [...entry.listeners]) listener(message);
-      });
+      };
+      connection.on(isCluster(connection) ? "smessage" : "message", deliver);
       this.connection = connection;
     }
     return this.connection;
@@ -50,9 +54,8 @@ export class PubSub {
       entry.listeners.add(listener);
     } else {
       const listeners = new Set<Listener>([listener]);
-      const ready = this.subscriber()
-        .subscribe(channel)
-        .then(() => undefined);
+      const connection = this.subscriber();
+      const ready = (isCluster(connection) ? connection.ssubscribe(channel) : connection.subscribe(channel)).then(() => undefined);
       entry = { listeners, ready };
       this.channels.set(channel, entry);
     }
@@ -68,7 +71,10 @@ export class PubSub {
         // channel is applied after this UNSUBSCRIBE. Not awaited: while Redis is down the
         // command waits in the offline queue, and a caller (a request answering 503)
         // must not wait with it.
-        void this.connection?.unsubscribe(channel).catch(() => undefined);
+        const connection = this.connection;
+        if (connection) {
+          void (isCluster(connection) ? connection.sunsubscribe(channel) : connection.unsubscribe(channel)).catch(() => undefined);
+        }
       }
     };
     let timer: NodeJS.Timeout | undefined;

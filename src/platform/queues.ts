@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type JobsOptions, Queue, UnrecoverableError } from "bullmq";
 import { z } from "zod";
 import { AppError } from "./errors.js";
-import { createRedis, isRedisUnavailable, type Redis, whenReady } from "./redis.js";
+import { createRedis, isCluster, isRedisUnavailable, type Redis, whenReady } from "./redis.js";
 
 /**
  * The job catalog: every job name, its queue, its payload schema and its retry policy,
@@ -90,6 +90,17 @@ export function parseJobPayload<N extends JobName>(name: N, data: unknown): JobP
   return parsed.data as JobPayload<N>;
 }
 
+/**
+ * The BullMQ prefix of one queue. On one node it is REDIS_PREFIX itself (the key names
+ * existing deployments have). On a Redis Cluster every key of a queue must sit in one
+ * slot, so the queue's name is added as a hash tag: `res:{collection}` gives keys
+ * `res:{collection}:collection:*`, one slot per queue, queues spread over the slots,
+ * and every key still starts with `REDIS_PREFIX:`.
+ */
+export function queuePrefix(prefix: string, queue: string, cluster: boolean): string {
+  return cluster ? `${prefix}:{${queue}}` : prefix;
+}
+
 export class Queues {
   readonly connection: Redis;
   readonly prefix: string;
@@ -110,11 +121,16 @@ export class Queues {
   get(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: this.prefix, skipWaitingForReady: true });
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefixFor(name), skipWaitingForReady: true });
       queue.on("error", () => {});
       this.queues.set(name, queue);
     }
     return queue;
+  }
+
+  /** The BullMQ prefix of a queue on this connection (see `queuePrefix`); workers use the same. */
+  prefixFor(name: QueueName): string {
+    return queuePrefix(this.prefix, name, isCluster(this.connection));
   }
 
   all(): Queue[] {

@@ -7,7 +7,7 @@ import { createApp } from "../../src/app.js";
 import { type Config, loadConfig } from "../../src/platform/config.js";
 import { createDatabaseFromTemplate, dropDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js";
-import { whenReady } from "../../src/platform/redis.js";
+import { deleteKeys, whenReady } from "../../src/platform/redis.js";
 import { type ProcessorTable, startWorkers, type WorkerHandles } from "../../workers/runtime.js";
 
 export const TEST_JWT_SECRET = "test-secret-for-hs256-tokens-only";
@@ -85,8 +85,8 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
     },
     close: async () => {
       await Promise.allSettled(workerHandles.map((w) => w.close()));
-      const keys = await deps.redis.keys(`${config.REDIS_PREFIX}:*`).catch(() => [] as string[]);
-      if (keys.length > 0) await deps.redis.del(...keys).catch(() => 0);
+      // SCAN on every master when Redis is a cluster; one node otherwise.
+      await deleteKeys(deps.redis, `${config.REDIS_PREFIX}:*`).catch(() => 0);
       await closeDeps(deps);
       await dropDatabase(baseUrl, dbName);
     },
