@@ -1,13 +1,48 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Two projects. `single` runs every suite against one Redis node. `cluster` runs the suites
+ * that lean on Redis (queues and workers, the analysis relay, rate limits, routines, worker
+ * failure) again against a local three-master Redis Cluster started once for the run (see
+ * test/global-setup.ts), plus the cluster-only suites in test/cluster/ (failover, many
+ * processes). `npx vitest run --project single <files>` runs files against one node only.
+ */
+const clusterSuites = [
+  "test/collection/create.test.ts",
+  "test/collection/resume.test.ts",
+  "test/collection/stalled.test.ts",
+  "test/analysis/relay.test.ts",
+  "test/analysis/run-stream.test.ts",
+  "test/analysis/last-event-id.test.ts",
+  "test/reliability/rate-limit.test.ts",
+  "test/reliability/worker-crash.test.ts",
+  "test/routines/dispatch.test.ts",
+  "test/cluster/**/*.test.ts",
+];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
     maxWorkers: 3,
     reporters: ["default"],
+    projects: [
+      {
+        test: {
+          name: "single",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/cluster/**"],
+        },
+      },
+      {
+        test: {
+          name: "cluster",
+          include: clusterSuites,
+          provide: { redisMode: "cluster" },
+        },
+      },
+    ],
   },
 });

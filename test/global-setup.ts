@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { databaseName, dropDatabase, ensureDatabase, onServer, withDatabase } from "../src/platform/database-admin.js";
 import { MIGRATIONS_DIR, migrate } from "../src/platform/migrate.js";
+import { type RedisClusterHandle, startRedisCluster } from "./support/redis-cluster.js";
 
 /**
  * Once per test run: find PostgreSQL and Redis (DATABASE_URL/REDIS_URL when set, else
@@ -14,6 +15,10 @@ declare module "vitest" {
     databaseUrl: string;
     templateDb: string;
     redisUrl: string;
+    /** "cluster" in the cluster project (vitest.config.ts): the harness uses `redisClusterUrl`. */
+    redisMode?: "single" | "cluster";
+    /** A `redis+cluster://` URL of the run's local three-master cluster (cluster project only). */
+    redisClusterUrl: string;
   }
 }
 
@@ -62,6 +67,19 @@ export default async function setup(project: TestProject) {
   project.provide("templateDb", templateDb);
   project.provide("redisUrl", redisUrl);
 
+  // The cluster project's suites share one local Redis Cluster for the run (REDIS_CLUSTER_URL
+  // names an existing one instead), started only when that project runs (not with
+  // `--project single`). Suites that break nodes start a cluster of their own.
+  let cluster: RedisClusterHandle | undefined;
+  if (project.vitest.projects.some((p) => p.config.provide?.redisMode === "cluster")) {
+    let clusterUrl = process.env.REDIS_CLUSTER_URL;
+    if (!clusterUrl) {
+      cluster = await startRedisCluster({ masters: 3 });
+      clusterUrl = cluster.url;
+    }
+    project.provide("redisClusterUrl", clusterUrl);
+  }
+
   return async () => {
     const leftovers = await onServer(databaseUrl, async (c) => {
       const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1", [`${templateDb}%`]);
@@ -70,5 +88,6 @@ export default async function setup(project: TestProject) {
     for (const name of leftovers.sort().reverse()) await dropDatabase(databaseUrl, name);
     if (databaseName(databaseUrl) === templateDb) throw new Error("refusing to drop the base database");
     await stopContainers?.();
+    await cluster?.stop();
   };
 }

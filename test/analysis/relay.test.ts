@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analysisChannel, appendEvent } from "../../src/analysis/events.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { subscriberCounts } from "../support/redis-cluster.js";
 import { createTenant, type Tenant, waitFor } from "./fixtures.js";
 import { listen, openStream } from "./sse-client.js";
 
@@ -96,8 +97,7 @@ describe("analysis event relay", () => {
     expect(h.deps.pubsub.channelCount).toBe(before + 5);
     // Two clients per analysis, yet Redis sees one subscriber per channel: the shared connection.
     const channels = ids.map((id) => analysisChannel(h.config.REDIS_PREFIX, id));
-    const counts = (await h.deps.redis.call("PUBSUB", "NUMSUB", ...channels)) as (string | number)[];
-    expect(counts.filter((_, i) => i % 2 === 1).map(Number)).toEqual([1, 1, 1, 1, 1]);
+    expect(await subscriberCounts(h.deps.redis, channels)).toEqual([1, 1, 1, 1, 1]);
     await Promise.all(ids.map((id) => appendEvent(h.deps, id, "result", { status: "completed", data: {} })));
     await Promise.all(clients.map((c) => c.closed));
     for (const c of clients) expect(c.events.map((e) => e.event)).toEqual(["result"]);

@@ -44,6 +44,14 @@ export async function signToken(sub: string, options: TokenOptions = {}): Promis
   return jwt.sign(new TextEncoder().encode(options.secret ?? TEST_JWT_SECRET));
 }
 
+/** The run's Redis: one node, or in the cluster project (vitest.config.ts) the local Redis Cluster. */
+export function testRedisUrl(): string {
+  if (inject("redisMode") !== "cluster") return inject("redisUrl");
+  const url = inject("redisClusterUrl");
+  if (!url) throw new Error("the cluster project runs without a Redis Cluster (see test/global-setup.ts)");
+  return url;
+}
+
 /**
  * One per test file: a clone of the run's migrated template database, a Redis key
  * prefix of its own, and the real app built on them.
@@ -57,7 +65,7 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
     NODE_ENV: "test",
     DATABASE_URL: withDatabase(baseUrl, dbName),
     DATABASE_POOL_SIZE: "5",
-    REDIS_URL: inject("redisUrl"),
+    REDIS_URL: testRedisUrl(),
     REDIS_PREFIX: randomId("t"),
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     ADMIN_USER: "operator",

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js";
-import { whenReady } from "../../src/platform/redis.js";
+import { scanKeys, whenReady } from "../../src/platform/redis.js";
 import { createKeyFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { expectErrorBody, type Listening, listen, type RawResponse, rawRequest } from "./support/http.js";
@@ -118,7 +118,7 @@ describe("rate limits shared by two web processes", () => {
   it("keeps the counters in Redis under the deployment's prefix, expiring", async () => {
     const token = await h.token();
     expect((await get(webA, "/api/entities", { Authorization: `Bearer ${token}` })).status).toBe(200);
-    const keys = await h.deps.redis.keys(`${h.config.REDIS_PREFIX}:ratelimit:*`);
+    const keys = await scanKeys(h.deps.redis, `${h.config.REDIS_PREFIX}:ratelimit:*`);
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
       const ttl = await h.deps.redis.ttl(key);

@@ -125,9 +125,20 @@ describe("a worker process killed mid-job", () => {
       ) d`;
     expect(duplicates[0]?.n).toBe(0);
 
-    // The queue agrees: the job is completed, not waiting to run a third time.
+    // The queue agrees: the job is completed, not waiting to run a third time. (The row is
+    // written by the processor just before BullMQ moves the job, so the move may trail it.)
     const queueJob = await h.deps.queues.get("collection").getJob(done.queueJobId);
-    expect(await queueJob?.getState()).toBe("completed");
+    const states: string[] = [];
+    await until(
+      "the queue entry completed",
+      async () => {
+        const state = await queueJob?.getState();
+        states.push(String(state));
+        return state === "completed" || state === "failed" || undefined;
+      },
+      5000,
+    ).catch(() => undefined);
+    expect(states.at(-1), states.join(",")).toBe("completed");
     const status = await h.http.get(`/agent/v1/ingest/collection/jobs/${jobId}`).set(auth);
     expect(status.body).toMatchObject({ status: "completed", counts: { stored: PER_PAGE * PAGES } });
 
