@@ -32,7 +32,7 @@ describe("the service on a Redis Cluster", () => {
     }
     for (const [name, slots] of slotsOfQueue) expect(slots.size, name).toBe(1);
     const owners = new Set<string>();
-    const ranges = (await cluster.cluster("SLOTS")) as [number, number, [string, number]][];
+    const ranges = (await cluster.cluster("SLOTS")) as unknown as [number, number, [string, number]][];
     for (const slots of slotsOfQueue.values()) {
       const slot = [...slots][0]!;
       const range = ranges.find(([from, to]) => slot >= from && slot <= to)!;
