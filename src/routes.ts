@@ -24,6 +24,7 @@ import { runRoutes } from "./runs/routes.js";
 import { searchRoutes } from "./search/routes.js";
 import { skillRoutes } from "./skills/routes.js";
 import { sweepRunRoutes } from "./sweeps/routes.js";
+import { webhookRoutes } from "./webhooks/routes.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -52,5 +53,6 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...routineRoutes(deps),
     ...creditRoutes(deps),
     ...knowledgeRoutes(deps),
+    ...webhookRoutes(deps),
   ];
 }

@@ -6,6 +6,7 @@ import { notesSyncProcessor } from "./notes-sync.js";
 import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
 import { sweepProcessor } from "./sweeps.js";
+import { webhookDeliverProcessor } from "./webhooks.js";
 import { workflowRunProcessor } from "./workflow-run.js";
 
 /** Every job name the worker process handles, with its processor. */
@@ -18,4 +19,5 @@ export const processors: ProcessorTable = {
   "notes.sync.v1": notesSyncProcessor,
   "workflow.run.v1": workflowRunProcessor,
   "routines.tick.v1": routinesTickProcessor,
+  "webhook.deliver.v1": webhookDeliverProcessor,
 };

@@ -13,7 +13,10 @@ export interface ProcessorContext {
   deps: AppDeps;
   job: Job;
 }
-export type Processor<N extends JobName> = (payload: JobPayload<N>, ctx: ProcessorContext) => Promise<unknown>;
+export type Processor<N extends JobName> = ((payload: JobPayload<N>, ctx: ProcessorContext) => Promise<unknown>) & {
+  /** For catalog options `backoff: { type: "custom" }`: ms before the next attempt after `attemptsMade` failed ones; -1 ends the job. */
+  retryDelay?: (attemptsMade: number, deps: AppDeps) => number;
+};
 export type ProcessorTable = { [N in JobName]?: Processor<N> };
 
 export interface WorkerHandles {
@@ -58,6 +61,10 @@ export function startWorkers(
         stalledInterval: options.stalledInterval ?? deps.config.WORKER_STALLED_INTERVAL_MS,
         // Finished-job counts per minute, kept a week; served at /metrics by the web process.
         metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
+        settings: {
+          backoffStrategy: (attemptsMade: number, _type?: string, _err?: Error, job?: { name: string }) =>
+            (processors[job?.name as JobName] as Processor<JobName> | undefined)?.retryDelay?.(attemptsMade, deps) ?? -1,
+        },
       },
     );
     worker.on("error", (err) => deps.logger.error({ err, queue }, "worker error"));

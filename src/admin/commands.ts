@@ -3,6 +3,7 @@ import { requeueJob, requeueStalled } from "../collection/requeue.js";
 import { requeueUnenriched } from "../ingest/requeue.js";
 import { requeueLost } from "../jobs/requeue.js";
 import type { AppDeps } from "../platform/deps.js";
+import { requeueWebhookDeliveries } from "../webhooks/requeue.js";
 import { isUuid } from "../workspaces/access.js";
 
 /**
@@ -119,6 +120,11 @@ export const adminCommands: Record<string, Command> = {
     usage: "requeue-job <collection_job_id>",
     summary: "re-enqueue one collection job that is not completed",
     run: requeueOneJob,
+  },
+  "requeue-webhooks": {
+    usage: "requeue-webhooks [older_than_seconds]",
+    summary: "queue again every open webhook delivery (pending or retrying) whose queue entry is gone",
+    run: (d, [age]) => requeueWebhookDeliveries(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
   },
 };
 

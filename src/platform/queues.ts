@@ -10,7 +10,7 @@ import { createRedis, isCluster, isRedisUnavailable, type Redis, whenReady } fro
  * Payloads carry ids, not rows, and may only change in ways that still accept jobs
  * queued before a deploy.
  */
-export const QUEUE_NAMES = ["collection", "analysis", "enrichment", "notes-sync", "workflow-run", "routines"] as const;
+export const QUEUE_NAMES = ["collection", "analysis", "enrichment", "notes-sync", "workflow-run", "routines", "webhooks"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 const retry = (attempts: number, delay: number): JobsOptions => ({
@@ -66,6 +66,13 @@ export const jobCatalog = {
     // routines themselves live in PostgreSQL, so a lost or repeated tick changes nothing.
     schema: z.object({}),
     options: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 500 } },
+  },
+  "webhook.deliver.v1": {
+    queue: "webhooks",
+    // One delivery of a webhook message to one endpoint; the row holds the message and its attempts.
+    // Delays come from the processor's retry schedule (src/webhooks/retry.ts): about 27.6 hours in all.
+    schema: z.object({ deliveryId: z.uuid() }),
+    options: { attempts: 10, backoff: { type: "custom" } },
   },
 } as const satisfies Record<string, { queue: QueueName; schema: z.ZodType; options: JobsOptions }>;
 

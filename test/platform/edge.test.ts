@@ -128,6 +128,7 @@ describe("interface description and operator pages", () => {
       "enrichment",
       "notes-sync",
       "routines",
+      "webhooks",
       "workflow-run",
     ]);
     const metrics = await h.http.get("/metrics").auth("operator", "operator-password");

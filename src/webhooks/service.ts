@@ -1,0 +1,145 @@
+import { randomUUID } from "node:crypto";
+import type { JobEventType } from "../jobs/events.js";
+import type { AppDeps } from "../platform/deps.js";
+import { AppError, notFound } from "../platform/errors.js";
+import { secretBoxFor } from "../platform/secrets.js";
+import { isMember } from "../workspaces/access.js";
+import type { CreateEndpointInput, DeliveryRecord, DeliveryStatus, EndpointRecord } from "./schemas.js";
+import { generateSecret } from "./signing.js";
+import { assertDeliverable } from "./targets.js";
+
+/**
+ * A workspace's webhook endpoints and their deliveries. Every operation checks that the caller
+ * is a member of the workspace; an endpoint of another workspace is not found.
+ */
+type Deps = Pick<AppDeps, "db" | "config">;
+
+/** What the sealed secret is bound to: it opens for this endpoint only. */
+export const secretBinding = (endpointId: string) => `webhook-endpoint:${endpointId}`;
+
+const notConfigured = () =>
+  new AppError("service_unavailable", "Webhooks are not configured on this server: the operator must set SECRETS_KEY.");
+
+async function assertMember(deps: Deps, userId: string, workspaceId: string): Promise<void> {
+  if (!(await isMember(deps.db, userId, workspaceId))) throw notFound("Workspace");
+}
+
+interface EndpointRow {
+  id: string;
+  workspaceId: string;
+  url: string;
+  description: string | null;
+  eventTypes: string[];
+  createdAt: Date;
+}
+
+const endpointRecord = (row: EndpointRow): EndpointRecord => ({
+  id: row.id,
+  workspace_id: row.workspaceId,
+  url: row.url,
+  description: row.description,
+  event_types: row.eventTypes as JobEventType[],
+  created_at: row.createdAt.toISOString(),
+});
+
+const ENDPOINT_FIELDS = { id: true, workspaceId: true, url: true, description: true, eventTypes: true, createdAt: true } as const;
+
+export async function createEndpoint(
+  deps: Deps,
+  userId: string,
+  workspaceId: string,
+  input: CreateEndpointInput,
+): Promise<EndpointRecord & { secret: string }> {
+  const box = secretBoxFor(deps.config);
+  if (!box) throw notConfigured();
+  await assertMember(deps, userId, workspaceId);
+  await assertDeliverable(deps.config, input.url);
+  const id = randomUUID();
+  const secret = generateSecret();
+  const row = await deps.db.webhookEndpoint.create({
+    data: {
+      id,
+      workspaceId,
+      url: input.url,
+      description: input.description ?? null,
+      eventTypes: input.event_types,
+      secretSealed: box.seal(secret, secretBinding(id)),
+      createdBy: userId,
+    },
+    select: ENDPOINT_FIELDS,
+  });
+  return { ...endpointRecord(row), secret };
+}
+
+export async function listEndpoints(deps: Deps, userId: string, workspaceId: string): Promise<{ endpoints: EndpointRecord[] }> {
+  await assertMember(deps, userId, workspaceId);
+  const rows = await deps.db.webhookEndpoint.findMany({
+    where: { workspaceId },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: ENDPOINT_FIELDS,
+  });
+  return { endpoints: rows.map(endpointRecord) };
+}
+
+async function endpointRow(deps: Deps, userId: string, workspaceId: string, endpointId: string): Promise<EndpointRow> {
+  await assertMember(deps, userId, workspaceId);
+  const row = await deps.db.webhookEndpoint.findFirst({ where: { id: endpointId, workspaceId }, select: ENDPOINT_FIELDS });
+  if (!row) throw notFound("Webhook endpoint");
+  return row;
+}
+
+export async function getEndpoint(deps: Deps, userId: string, workspaceId: string, endpointId: string): Promise<EndpointRecord> {
+  return endpointRecord(await endpointRow(deps, userId, workspaceId, endpointId));
+}
+
+/** Deletes the endpoint and its delivery history; queued attempts find nothing and end. */
+export async function deleteEndpoint(deps: Deps, userId: string, workspaceId: string, endpointId: string): Promise<void> {
+  await assertMember(deps, userId, workspaceId);
+  const { count } = await deps.db.webhookEndpoint.deleteMany({ where: { id: endpointId, workspaceId } });
+  if (count === 0) throw notFound("Webhook endpoint");
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export async function listDeliveries(
+  deps: Deps,
+  userId: string,
+  workspaceId: string,
+  endpointId: string,
+  page: { limit: number; offset: number },
+) {
+  const endpoint = await endpointRow(deps, userId, workspaceId, endpointId);
+  const [total, rows] = await Promise.all([
+    deps.db.webhookDelivery.count({ where: { endpointId: endpoint.id } }),
+    deps.db.webhookDelivery.findMany({
+      where: { endpointId: endpoint.id },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      skip: page.offset,
+      take: page.limit,
+      omit: { body: true },
+    }),
+  ]);
+  const deliveries: DeliveryRecord[] = rows.map((r) => ({
+    id: r.id,
+    message_id: r.messageId,
+    event_type: r.eventType as JobEventType,
+    status: r.status as DeliveryStatus,
+    attempts: r.attempts,
+    last_status_code: r.lastStatusCode,
+    last_error: r.lastError,
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+    last_attempt_at: iso(r.lastAttemptAt),
+    next_attempt_at: iso(r.nextAttemptAt),
+    delivered_at: iso(r.deliveredAt),
+  }));
+  const next = page.offset + rows.length;
+  return {
+    endpoint_id: endpoint.id,
+    total,
+    limit: page.limit,
+    offset: page.offset,
+    next_offset: next < total ? next : null,
+    deliveries,
+  };
+}
