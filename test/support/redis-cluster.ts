@@ -89,6 +89,8 @@ const isServingMaster = (fields: string[]) => {
   return flags.includes("master") && !flags.some((f) => f.startsWith("fail"));
 };
 
+const portOf = (fields: string[]) => Number(fields[1]?.split("@")[0]?.split(":").at(-1));
+
 export async function cli(port: number, ...args: string[]): Promise<string> {
   const { stdout } = await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 30_000 });
   return stdout;
@@ -126,6 +128,9 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<R
             path.join(dir, `nodes-${port}.conf`),
             "--cluster-node-timeout",
             String(nodeTimeout),
+            // A replica takes over however long it was cut off from its master.
+            "--cluster-replica-validity-factor",
+            "0",
             "--save",
             "",
             "--appendonly",
@@ -160,18 +165,28 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<R
   const waitHealthy = async (timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const states = await Promise.all(nodes.filter((n) => n.running).map((n) => cli(n.port, "cluster", "info").catch(() => "")));
-      if (states.length > 0 && states.every((s) => s.includes("cluster_state:ok"))) {
-        // Every live node must see exactly `masters` masters holding slots.
-        const views = await Promise.all(nodes.filter((n) => n.running).map((n) => cli(n.port, "cluster", "nodes").catch(() => "")));
-        const servingMasters = (view: string) =>
-          view
+      const live = nodes.filter((n) => n.running);
+      const livePorts = new Set(live.map((n) => n.port));
+      const [states, views] = await Promise.all([
+        Promise.all(live.map((n) => cli(n.port, "cluster", "info").catch(() => ""))),
+        Promise.all(live.map((n) => cli(n.port, "cluster", "nodes").catch(() => ""))),
+      ]);
+      const replicationLinks = await Promise.all(live.map((n) => cli(n.port, "info", "replication").catch(() => "")));
+      // Healthy: every live node says ok and sees `masters` masters serving slots, all of them
+      // live, and every live replica is in sync with its master (so it can take over).
+      const healthy =
+        live.length > 0 &&
+        replicationLinks.every((info) => !info.includes("role:slave") || info.includes("master_link_status:up")) &&
+        states.every((s) => s.includes("cluster_state:ok")) &&
+        views.every((view) => {
+          const serving = view
             .split("\n")
             .map((line) => line.trim().split(/\s+/))
-            .filter((fields) => isServingMaster(fields) && fields.length > 8).length;
-        if (views.every((v) => servingMasters(v) === masters)) return;
-      }
-      if (Date.now() > deadline) throw new Error(`redis cluster not healthy after ${timeoutMs} ms`);
+            .filter((fields) => isServingMaster(fields) && fields.length > 8);
+          return serving.length === masters && serving.every((fields) => livePorts.has(portOf(fields)));
+        });
+      if (healthy) return;
+      if (Date.now() > deadline) throw new Error(`redis cluster not healthy after ${timeoutMs} ms:\n${views.join("\n")}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   };
@@ -199,7 +214,7 @@ export async function startRedisCluster(options: ClusterOptions = {}): Promise<R
         for (const line of shards.split("\n")) {
           const fields = line.trim().split(/\s+/);
           if (!isServingMaster(fields)) continue;
-          const port = Number(fields[1]?.split("@")[0]?.split(":")[1]);
+          const port = portOf(fields);
           for (const range of fields.slice(8)) {
             const [from, to = from] = range.split("-").map(Number) as [number, number?];
             if (slot >= from && slot <= (to ?? from)) {
