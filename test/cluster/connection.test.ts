@@ -41,4 +41,18 @@ describe("the service on a Redis Cluster", () => {
     expect(owners.size).toBeGreaterThan(1);
     await Promise.all(h.deps.queues.all().map((q) => q.obliterate({ force: true })));
   });
+
+  it("serves the queue board and the queue metrics from the cluster", async () => {
+    await h.deps.queues.get("collection").add("probe", {}, { delay: 60_000 });
+    const api = await h.http.get("/admin/queues/api/queues").auth("operator", "operator-password");
+    expect(api.status).toBe(200);
+    const names = api.body.queues.map((q: { name: string }) => q.name);
+    expect(names).toEqual(expect.arrayContaining(["analysis", "collection", "enrichment", "routines"]));
+    const collection = api.body.queues.find((q: { name: string }) => q.name === "collection");
+    expect(collection.counts.delayed).toBe(1);
+    const metrics = await h.http.get("/metrics").auth("operator", "operator-password");
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/queue_jobs\{queue="collection",state="delayed"\} 1/);
+    await h.deps.queues.get("collection").obliterate({ force: true });
+  });
 });
