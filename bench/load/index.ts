@@ -1,7 +1,7 @@
 /**
  * Mixed load against the service as `npm start` runs it.
  *
- *   npx tsx bench/load/index.ts [--seconds 60] [--users 40] [--node-defaults]
+ *   npx tsx bench/load/index.ts [--seconds 60] [--users 40] [--node-defaults] [--cluster] [--processes N]
  *
  * Starts a redis-server of its own and a fresh database (`res_load_<stamp>` on
  * DATABASE_URL's server, dropped afterwards), runs the release step (migrations), then the
@@ -13,11 +13,18 @@
  * API key deliberately kept over its rate limit. Prints throughput, latency percentiles,
  * error counts and the web and worker processes' peak RSS, then waits for the worker to
  * finish the queued work and reports it.
+ *
+ * `--cluster` runs the same workload twice in one run, first on a single redis-server and then
+ * on a local three-master Redis Cluster (three masters, one replica each, built from the
+ * machine's redis-server), and prints both passes' throughput and errors side by side.
+ * `--processes N` runs N web and N worker processes (default 1, or 2 with `--cluster`); the
+ * workloads are spread over the web processes.
  */
 import { randomBytes } from "node:crypto";
 import autocannon from "autocannon";
 import pg from "pg";
 import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
+import { startRedisCluster } from "../../test/support/redis-cluster.js";
 import {
   exitCode,
   freePort,
@@ -38,13 +45,28 @@ const SECONDS = arg("--seconds", 60);
 const USERS = arg("--users", 40);
 /** `--node-defaults`: the web process without the Procfile's V8 heap flags, for comparison. */
 const NODE_DEFAULTS = args.includes("--node-defaults");
+/** `--cluster`: a single-node pass, then a Redis Cluster pass, compared. */
+const CLUSTER = args.includes("--cluster");
+const PROCESSES = arg("--processes", CLUSTER ? 2 : 1);
 const RATE_LIMIT = 1200;
 const SECRET = `load-${randomBytes(16).toString("hex")}`;
 const log = (line = "") => process.stdout.write(`${line}\n`);
 
 const serverUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const dbName = `res_load_${Date.now().toString(36)}`;
-const dbUrl = withDatabase(serverUrl, dbName);
+let dbName = "";
+let dbUrl = "";
+
+type RedisMode = "single" | "cluster";
+interface PassSummary {
+  mode: RedisMode;
+  total: number;
+  rps: number;
+  errors: number;
+  limited: number;
+  p99: number;
+  drainSeconds: number;
+  open: number;
+}
 
 async function counts(sql: string): Promise<Record<string, number>> {
   const client = new pg.Client({ connectionString: dbUrl });
@@ -57,11 +79,23 @@ async function counts(sql: string): Promise<Record<string, number>> {
   }
 }
 
-async function main() {
-  const redis = await startRedis();
+async function startRedisFor(mode: RedisMode): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (mode === "single") return startRedis();
+  const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 });
+  return { url: cluster.url, stop: cluster.stop };
+}
+
+async function runPass(mode: RedisMode): Promise<PassSummary> {
+  log(
+    `\n## ${mode === "single" ? "single Redis node" : "Redis Cluster (3 masters + 3 replicas)"}, ${PROCESSES} web + ${PROCESSES} worker process(es)`,
+  );
+  dbName = `res_load_${Date.now().toString(36)}`;
+  dbUrl = withDatabase(serverUrl, dbName);
+  const redis = await startRedisFor(mode);
   const hn = await startHackerNews(5);
   await onServer(serverUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
-  const port = await freePort();
+  const ports = await Promise.all(Array.from({ length: PROCESSES }, () => freePort()));
+  const port = ports[0]!;
   const env: Record<string, string> = {
     NODE_ENV: "production",
     HOST: "127.0.0.1",
@@ -89,10 +123,15 @@ async function main() {
     if ((await exitCode(release)) !== 0) throw new Error(`release failed:\n${release.output.join("")}`);
     const webCommand = procfileCommand("web").filter((a) => !(NODE_DEFAULTS && /^--max-(old|semi)-space-size=/.test(a)));
     const extra = process.env.LOAD_WEB_NODE_OPTIONS;
-    const web = runProcess("web", webCommand, extra ? { ...env, NODE_OPTIONS: extra } : env);
-    const worker = runProcess("worker", procfileCommand("worker"), env);
-    procs.push(web, worker);
-    await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
+    const webs = ports.map((p, i) =>
+      runProcess(i === 0 ? "web" : `web-${i + 1}`, webCommand, { ...env, PORT: String(p), ...(extra ? { NODE_OPTIONS: extra } : {}) }),
+    );
+    const workers = ports.map((_, i) => runProcess(i === 0 ? "worker" : `worker-${i + 1}`, procfileCommand("worker"), env));
+    const [web, worker] = [webs[0]!, workers[0]!];
+    procs.push(...webs, ...workers);
+    for (const p of ports) {
+      await waitFor("the web process", async () => (await fetch(`http://127.0.0.1:${p}/agent/v1/health`)).status === 200);
+    }
     const rss = sampleRss([web, worker]);
     // The web process's own view of its memory (prom-client's default metrics), once a second.
     const heap = { used: 0, total: 0, external: 0 };
@@ -114,7 +153,9 @@ async function main() {
     log(`after seeding: web RSS ${idle.web.toFixed(0)} MB, worker RSS ${idle.worker.toFixed(0)} MB`);
 
     log(`running the mixed workload for ${SECONDS} s; web: ${webCommand.slice(1).join(" ")} ...`);
-    const planned = workloads(base, seeded, SECONDS);
+    // With several web processes, workload i goes to web process i mod N.
+    const perWeb = ports.map((p) => workloads(`http://127.0.0.1:${p}`, seeded, SECONDS));
+    const planned = perWeb[0]!.map((w, i) => perWeb[i % ports.length]![i] ?? w);
     const started = Date.now();
     const results = await Promise.all(planned.map((w) => autocannon(w.options)));
     const elapsed = (Date.now() - started) / 1000;
@@ -126,6 +167,7 @@ async function main() {
     let total = 0;
     let errors = 0;
     let limited = 0;
+    let p99 = 0;
     for (const [i, w] of planned.entries()) {
       const r = results[i] as autocannon.Result & { statusCodeStats?: Record<string, { count: number }> };
       const statuses = Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [Number(code), Number(s.count)] as const);
@@ -135,6 +177,7 @@ async function main() {
       total += done;
       errors += failed;
       limited += statuses.filter(([code]) => code === 429).reduce((n, [, c]) => n + c, 0);
+      p99 = Math.max(p99, r.latency.p99);
       log(
         `| ${w.name} | ${done} | ${(done / elapsed).toFixed(1)} | ${r.latency.p50} | ${r.latency.p90} | ${r.latency.p99} | ${r.latency.max} | ${statuses.map(([c, n]) => `${c}×${n}`).join(" ")} | ${failed}${r.timeouts ? ` (${r.timeouts} timeouts)` : ""} |`,
       );
@@ -175,11 +218,28 @@ async function main() {
     log(`peak RSS overall: web ${rss.peak.web?.toFixed(0)} MB, worker ${rss.peak.worker?.toFixed(0)} MB`);
     rss.stop();
     if (errors > 0 || after.open > 0) process.exitCode = 1;
+    return { mode, total, rps: total / elapsed, errors, limited, p99, drainSeconds: (Date.now() - drainStart) / 1000, open: after.open };
   } finally {
     for (const p of procs) await p.stop();
     await hn.close();
     await redis.stop();
     await dropDatabase(serverUrl, dbName).catch((err: unknown) => log(`could not drop ${dbName}: ${String(err)}`));
+  }
+}
+
+async function main() {
+  const summaries: PassSummary[] = [];
+  for (const mode of CLUSTER ? (["single", "cluster"] as const) : (["single"] as const)) summaries.push(await runPass(mode));
+  if (summaries.length < 2) return;
+  log();
+  log(`## single node vs Redis Cluster (${SECONDS} s each, ${USERS} users, ${PROCESSES} web + ${PROCESSES} worker processes)`);
+  log();
+  log("| Redis | requests | req/s | worst workload p99 ms | errors | deliberate 429s | drain s | left unfinished |");
+  log("|---|---|---|---|---|---|---|---|");
+  for (const s of summaries) {
+    log(
+      `| ${s.mode} | ${s.total} | ${s.rps.toFixed(1)} | ${s.p99} | ${s.errors} | ${s.limited} | ${s.drainSeconds.toFixed(1)} | ${s.open} |`,
+    );
   }
 }
 
