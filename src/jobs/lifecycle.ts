@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { publish } from "../platform/redis.js";
+import { recordJobEvent } from "../webhooks/dispatch.js";
 import type { JobEvent, JobKind } from "./events.js";
 import { jobIds } from "./ids.js";
 import { terminalEventState } from "./states.js";
@@ -104,7 +105,7 @@ export interface EndedJob {
  * Never throws: the job has ended either way, and an operator's requeue repairs a
  * continuation lost here.
  */
-export async function jobEnded(deps: Deps, ended: EndedJob, consumers: readonly EndedConsumer[] = []): Promise<void> {
+export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
   const state = terminalEventState(ended.status);
   if (!state) return;
   try {
@@ -115,7 +116,6 @@ export async function jobEnded(deps: Deps, ended: EndedJob, consumers: readonly 
   await continueWaitingRuns(deps, ended).catch((err: unknown) =>
     deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not continue the workflow run waiting on this job"),
   );
-  if (consumers.length === 0) return;
   const rows = await deps.db
     .$queryRawUnsafe<{ workspace_id: string | null }[]>(WORKSPACE_SQL[ended.kind], ended.id)
     .catch(() => [] as { workspace_id: string | null }[]);
@@ -129,14 +129,10 @@ export async function jobEnded(deps: Deps, ended: EndedJob, consumers: readonly 
     occurredAt: new Date(),
     data: { ...(ended.data ?? {}), ...(ended.status !== state ? { detail_status: ended.status } : {}) },
   };
-  for (const consume of consumers) {
-    await consume(deps, event).catch((err: unknown) =>
-      deps.logger.error({ err, kind: ended.kind, id: ended.id }, "a consumer of a job's end failed"),
-    );
-  }
+  await recordJobEvent(deps, event).catch((err: unknown) =>
+    deps.logger.error({ err, kind: ended.kind, id: ended.id }, "the webhook deliveries of a job's end were not recorded"),
+  );
 }
-
-export type EndedConsumer = (deps: Deps, event: JobEvent) => Promise<unknown>;
 
 /** A workflow run that started this job as its collection or analysis step runs its next step. */
 async function continueWaitingRuns(deps: Deps, ended: EndedJob): Promise<void> {
