@@ -42,17 +42,20 @@ function describeFailure(err: unknown, timeoutMs: number): string {
 export async function attemptDelivery(deps: Deps, deliveryId: string, attempt: AttemptInfo): Promise<AttemptOutcome> {
   const delivery = await deps.db.webhookDelivery.findUnique({
     where: { id: deliveryId },
-    include: { endpoint: { select: { id: true, url: true, secretSealed: true } } },
+    include: { endpoint: { select: { id: true, url: true, secretSealed: true, deletedAt: true } } },
   });
-  if (!delivery || delivery.status === "succeeded" || delivery.status === "failed") return { kind: "nothing_to_do" };
+  if (!delivery || delivery.status === "succeeded" || delivery.status === "failed" || delivery.endpoint.deletedAt) {
+    return { kind: "nothing_to_do" };
+  }
 
   const startedAt = new Date();
   const record = async (outcome: AttemptOutcome, statusCode: number | null) => {
     const now = new Date();
     const delay = outcome.kind === "retry" && !outcome.final ? retryDelayMs(deps.config, attempt.number) : -1;
     const status = outcome.kind === "succeeded" ? "succeeded" : outcome.kind === "retry" && !outcome.final ? "retrying" : "failed";
-    await deps.db.webhookDelivery.updateMany({
-      where: { id: deliveryId },
+    // Only while still open: a delivery failed meanwhile (its endpoint deleted) keeps that end.
+    const { count } = await deps.db.webhookDelivery.updateMany({
+      where: { id: deliveryId, status: { in: ["pending", "retrying"] } },
       data: {
         status,
         attempts: { increment: 1 },
@@ -63,7 +66,7 @@ export async function attemptDelivery(deps: Deps, deliveryId: string, attempt: A
         ...(outcome.kind === "succeeded" ? { deliveredAt: now } : {}),
       },
     });
-    return outcome;
+    return count === 0 ? ({ kind: "nothing_to_do" } as const) : outcome;
   };
 
   const box: SecretBox | undefined = secretBoxFor(deps.config);

@@ -23,7 +23,11 @@ export async function recordJobEvent(deps: Deps, event: JobEvent): Promise<numbe
   const type = eventType(event);
   const messageId = messageIdOf(event);
   const endpoints = await deps.db.webhookEndpoint.findMany({
-    where: { workspaceId: event.workspaceId, OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: type } }] },
+    where: {
+      workspaceId: event.workspaceId,
+      deletedAt: null,
+      OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: type } }],
+    },
     select: { id: true },
   });
   if (endpoints.length === 0) return 0;

@@ -15,7 +15,7 @@ export async function requeueWebhookDeliveries(
 ): Promise<string> {
   const olderThan = new Date(Date.now() - options.olderThanSeconds * 1000);
   const rows = await deps.db.webhookDelivery.findMany({
-    where: { status: { in: ["pending", "retrying"] }, updatedAt: { lte: olderThan } },
+    where: { status: { in: ["pending", "retrying"] }, updatedAt: { lte: olderThan }, endpoint: { deletedAt: null } },
     select: { id: true },
     orderBy: { updatedAt: "asc" },
     take: 5000,

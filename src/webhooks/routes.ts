@@ -61,19 +61,6 @@ export const webhookRoutes = (deps: AppDeps) => [
     }),
   }),
   defineRoute({
-    method: "delete",
-    path: `${base}/:endpoint_id`,
-    summary: "Delete a webhook endpoint and its delivery history",
-    tags,
-    auth: AUTH.full,
-    params: EndpointParams,
-    responses: { 204: { description: "Deleted" } },
-    handler: async ({ params, auth }) => {
-      await deleteEndpoint(deps, callerId(auth), params.workspace_id, params.endpoint_id);
-      return { status: 204 };
-    },
-  }),
-  defineRoute({
     method: "get",
     path: `${base}/:endpoint_id/deliveries`,
     summary: "List an endpoint's deliveries, newest first",
@@ -88,5 +75,18 @@ export const webhookRoutes = (deps: AppDeps) => [
         offset: query.offset ?? 0,
       }),
     }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: `${base}/:endpoint_id`,
+    summary: "Delete a webhook endpoint: nothing more is sent to it (deleting it again answers the same)",
+    tags,
+    auth: AUTH.full,
+    params: EndpointParams,
+    responses: { 204: { description: "Deleted" } },
+    handler: async ({ params, auth }) => {
+      await deleteEndpoint(deps, callerId(auth), params.workspace_id, params.endpoint_id);
+      return { status: 204 };
+    },
   }),
 ];

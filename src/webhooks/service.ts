@@ -17,6 +17,8 @@ type Deps = Pick<AppDeps, "db" | "config">;
 /** What the sealed secret is bound to: it opens for this endpoint only. */
 export const secretBinding = (endpointId: string) => `webhook-endpoint:${endpointId}`;
 
+export const ENDPOINT_DELETED = "the endpoint was deleted";
+
 const notConfigured = () =>
   new AppError("service_unavailable", "Webhooks are not configured on this server: the operator must set SECRETS_KEY.");
 
@@ -74,7 +76,7 @@ export async function createEndpoint(
 export async function listEndpoints(deps: Deps, userId: string, workspaceId: string): Promise<{ endpoints: EndpointRecord[] }> {
   await assertMember(deps, userId, workspaceId);
   const rows = await deps.db.webhookEndpoint.findMany({
-    where: { workspaceId },
+    where: { workspaceId, deletedAt: null },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     select: ENDPOINT_FIELDS,
   });
@@ -83,7 +85,7 @@ export async function listEndpoints(deps: Deps, userId: string, workspaceId: str
 
 async function endpointRow(deps: Deps, userId: string, workspaceId: string, endpointId: string): Promise<EndpointRow> {
   await assertMember(deps, userId, workspaceId);
-  const row = await deps.db.webhookEndpoint.findFirst({ where: { id: endpointId, workspaceId }, select: ENDPOINT_FIELDS });
+  const row = await deps.db.webhookEndpoint.findFirst({ where: { id: endpointId, workspaceId, deletedAt: null }, select: ENDPOINT_FIELDS });
   if (!row) throw notFound("Webhook endpoint");
   return row;
 }
@@ -92,11 +94,25 @@ export async function getEndpoint(deps: Deps, userId: string, workspaceId: strin
   return endpointRecord(await endpointRow(deps, userId, workspaceId, endpointId));
 }
 
-/** Deletes the endpoint and its delivery history; queued attempts find nothing and end. */
+/**
+ * Deletes the endpoint: it is no longer listed, read or sent to, its secret is cleared, and its
+ * open deliveries end as failed. Deleting it again answers as the first time did.
+ */
 export async function deleteEndpoint(deps: Deps, userId: string, workspaceId: string, endpointId: string): Promise<void> {
   await assertMember(deps, userId, workspaceId);
-  const { count } = await deps.db.webhookEndpoint.deleteMany({ where: { id: endpointId, workspaceId } });
-  if (count === 0) throw notFound("Webhook endpoint");
+  const row = await deps.db.webhookEndpoint.findFirst({ where: { id: endpointId, workspaceId }, select: { deletedAt: true } });
+  if (!row) throw notFound("Webhook endpoint");
+  if (row.deletedAt) return;
+  await deps.db.$transaction([
+    deps.db.webhookEndpoint.updateMany({
+      where: { id: endpointId, deletedAt: null },
+      data: { deletedAt: new Date(), secretSealed: "" },
+    }),
+    deps.db.webhookDelivery.updateMany({
+      where: { endpointId, status: { in: ["pending", "retrying"] } },
+      data: { status: "failed", lastError: ENDPOINT_DELETED, nextAttemptAt: null },
+    }),
+  ]);
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

@@ -219,19 +219,33 @@ describe("recordJobEvent", () => {
     expect(r.received).toHaveLength(1);
   });
 
-  it("deleting an endpoint removes its deliveries; their queued attempts end with nothing to do", async () => {
+  it("deleting an endpoint ends its open deliveries as failed, sends nothing more and records nothing new for it", async () => {
     const { token, workspaceId } = await newWorkspace(h);
-    const endpoint = await registerEndpoint(h, token, workspaceId, { url: "http://127.0.0.1:9/closed" });
-    await recordJobEvent(h.deps, jobEvent(workspaceId, "workflow_run", "completed"));
-    const [delivery] = await deliveriesOf(h, token, workspaceId, endpoint.id);
-    if (!delivery) throw new Error("no delivery");
+    const r = await receiver(() => 200);
+    const endpoint = await registerEndpoint(h, token, workspaceId, { url: r.url });
+    // A delivery that is open and not yet attempted when the endpoint is deleted.
+    const down = new Queues({ redisUrl: "redis://127.0.0.1:9", prefix: h.config.REDIS_PREFIX });
+    try {
+      await recordJobEvent({ ...h.deps, queues: down }, jobEvent(workspaceId, "workflow_run", "completed"));
+    } finally {
+      await down.close();
+    }
     const del = await h.http.delete(`/api/workspaces/${workspaceId}/webhooks/${endpoint.id}`).set("Authorization", `Bearer ${token}`);
     expect(del.status).toBe(204);
-    expect(await h.deps.db.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(0);
+
+    const [row, ...more] = await h.deps.db.webhookDelivery.findMany({ where: { endpointId: endpoint.id } });
+    if (!row) throw new Error("no delivery");
+    expect(more).toHaveLength(0);
+    expect(row).toMatchObject({ status: "failed", attempts: 0, lastError: "the endpoint was deleted", nextAttemptAt: null });
+    expect(await runAdminCommand(h.deps, ["requeue-webhooks"])).not.toMatch(/requeued [1-9]/);
+    // A job queued before the deletion runs and ends with nothing to do.
+    await h.deps.queues.enqueue("webhook.deliver.v1", { deliveryId: row.id }, { jobId: deliveryJobId(row.id) });
     const job = await until(async () => {
-      const found = await h.deps.queues.get("webhooks").getJob(deliveryJobId(delivery.id));
+      const found = await h.deps.queues.get("webhooks").getJob(deliveryJobId(row.id));
       return found && (await found.getState()) === "completed" ? found : undefined;
     });
     expect(job.returnvalue).toEqual({ kind: "nothing_to_do" });
+    expect(r.received).toHaveLength(0);
+    expect(await recordJobEvent(h.deps, jobEvent(workspaceId, "analysis", "completed"))).toBe(0);
   });
 });

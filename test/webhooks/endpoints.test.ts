@@ -188,9 +188,18 @@ describe("tenancy", () => {
 
     const del = await h.http.delete(`/api/workspaces/${a.workspaceId}/webhooks/${endpoint.id}`).set(bearer(a.token));
     expect(del.status).toBe(204);
+    // Deleting again answers the same; a stranger still learns nothing.
+    const again = await h.http.delete(`/api/workspaces/${a.workspaceId}/webhooks/${endpoint.id}`).set(bearer(a.token));
+    expect(again.status).toBe(204);
+    const strangerAfter = await h.http.delete(`/api/workspaces/${b.workspaceId}/webhooks/${endpoint.id}`).set(bearer(b.token));
+    expect(strangerAfter.status).toBe(404);
+    const row = await h.deps.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
+    expect(row.deletedAt).not.toBeNull();
+    expect(row.secretSealed).toBe("");
     for (const res of [
       await h.http.get(`/api/workspaces/${a.workspaceId}/webhooks/${endpoint.id}`).set(bearer(a.token)),
-      await h.http.delete(`/api/workspaces/${a.workspaceId}/webhooks/${endpoint.id}`).set(bearer(a.token)),
+      await h.http.get(`/api/workspaces/${a.workspaceId}/webhooks/${endpoint.id}/deliveries`).set(bearer(a.token)),
+      await h.http.delete(`/api/workspaces/${a.workspaceId}/webhooks/${randomUUID()}`).set(bearer(a.token)),
       await h.http.get(`/api/workspaces/${a.workspaceId}/webhooks/not-an-id`).set(bearer(a.token)),
     ]) {
       expect(res.status).toBe(404);
@@ -206,6 +215,19 @@ describe("tenancy", () => {
     const res = await h.http.get(`/api/workspaces/${workspaceId}/webhooks/${endpoint.id}/deliveries`).set(bearer(token));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ endpoint_id: endpoint.id, total: 0, limit: 50, offset: 0, next_offset: null, deliveries: [] });
+  });
+});
+
+describe("the interface description", () => {
+  it("lists the webhook routes in /openapi.json with their schemas", async () => {
+    const doc = (await h.http.get("/openapi.json")).body;
+    const list = doc.paths["/api/workspaces/{workspace_id}/webhooks"];
+    const one = doc.paths["/api/workspaces/{workspace_id}/webhooks/{endpoint_id}"];
+    const deliveries = doc.paths["/api/workspaces/{workspace_id}/webhooks/{endpoint_id}/deliveries"];
+    expect(Object.keys(list ?? {}).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(one ?? {}).sort()).toEqual(["delete", "get"]);
+    expect(Object.keys(deliveries ?? {})).toEqual(["get"]);
+    expect(JSON.stringify(list.post.requestBody)).toContain("collection_job.completed");
   });
 });
 

@@ -212,6 +212,11 @@ export async function buildWorld(
       finishedAt: new Date(),
     },
   });
+  // A webhook endpoint of the workspace (a public address literal: no resolution, nothing is sent).
+  const webhook = await ok<{ id: string }>(
+    "webhook endpoint",
+    await h.http.post(`/api/workspaces/${onboarding.workspace_id}/webhooks`).set(auth(token)).send({ url: "https://93.184.215.14/hooks" }),
+  );
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
     data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
@@ -251,6 +256,7 @@ export async function buildWorld(
     object_id: [action.id],
     insight_id: [insight.record.id],
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
+    endpoint_id: [webhook.id],
   };
   return world;
 }
