@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAdminCommand } from "../../src/admin/commands.js";
 import { analysisJobId, enqueueAnalysis } from "../../src/analysis/jobs.js";
 import { startAnalysis } from "../../src/analysis/service.js";
+import { deleteKeys } from "../../src/platform/redis.js";
 import { processors } from "../../workers/processors.js";
 import { type Fake, hackernewsFake, hnStories } from "../collection/fakes.js";
 import { bearer, createJob, until } from "../collection/support.js";
@@ -42,8 +43,7 @@ afterAll(async () => {
 });
 
 async function flushQueues() {
-  const keys = await h.deps.redis.keys(`${h.config.REDIS_PREFIX}:*`);
-  if (keys.length > 0) await h.deps.redis.del(...keys);
+  await deleteKeys(h.deps.redis, `${h.config.REDIS_PREFIX}:*`);
 }
 
 describe("requeue-lost after Redis lost its queues", { timeout: 90_000 }, () => {
