@@ -87,6 +87,7 @@ export function createApp(deps: AppDeps): Express {
     authenticator,
     readCredential: (req) => readCredential(req.headers as { authorization?: string; "x-api-key"?: string }),
     rateLimit: (_req, auth) => rateLimiter(auth),
+    noteWrite: (auth) => deps.reads.noteWrite(auth),
   });
   app.use(router);
 

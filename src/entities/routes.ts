@@ -15,7 +15,7 @@ export const entityRoutes = (deps: AppDeps) => [
     auth: AUTH.full,
     query: ListEntitiesQuery,
     responses: { 200: { description: "Entity records, oldest first", schema: EntityList } },
-    handler: async ({ query, auth }) => ({ body: await listEntities(deps.db, callerId(auth), query) }),
+    handler: async ({ query, auth }) => ({ body: await listEntities(await deps.reads.forCaller(auth), callerId(auth), query) }),
   }),
   defineRoute({
     method: "post",
@@ -35,7 +35,7 @@ export const entityRoutes = (deps: AppDeps) => [
     auth: AUTH.full,
     params: EntityIdParams,
     responses: { 200: { description: "The entity", schema: EntityRecord } },
-    handler: async ({ params, auth }) => ({ body: await getEntity(deps.db, callerId(auth), params.entity_id) }),
+    handler: async ({ params, auth }) => ({ body: await getEntity(await deps.reads.forCaller(auth), callerId(auth), params.entity_id) }),
   }),
   defineRoute({
     method: "patch",

@@ -16,7 +16,7 @@ export const exportRoutes = (deps: AppDeps) => [
     auth: AUTH.exportAudit,
     query: CompletenessQuery,
     responses: { 200: { description: "The audit", schema: CompletenessResponse } },
-    handler: async ({ query, auth }) => ({ body: await completeness(deps.db, callerId(auth), query) }),
+    handler: async ({ query, auth }) => ({ body: await completeness(await deps.reads.forCaller(auth), callerId(auth), query) }),
   }),
   defineRoute({
     method: "get",
@@ -28,7 +28,7 @@ export const exportRoutes = (deps: AppDeps) => [
     query: ExportTableQuery,
     responses: { 200: { description: "One page of full-fidelity rows", schema: ExportTableResponse } },
     handler: async ({ params, query, auth }) => ({
-      body: await exportTable(deps.db, callerId(auth), {
+      body: await exportTable(await deps.reads.forCaller(auth), callerId(auth), {
         table: params.table_name,
         entityId: query.entity_id,
         limit: query.limit,

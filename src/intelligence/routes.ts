@@ -17,6 +17,6 @@ export const intelligenceRoutes = (deps: AppDeps) => [
       200: { description: "The summary; every count is of originals, not people", schema: IntelligenceSummary },
       404: { description: "The entity does not exist or is not visible to the caller" },
     },
-    handler: async ({ query, auth }) => ({ body: await intelligenceSummary(deps.db, callerId(auth), query) }),
+    handler: async ({ query, auth }) => ({ body: await intelligenceSummary(await deps.reads.forCaller(auth), callerId(auth), query) }),
   }),
 ];

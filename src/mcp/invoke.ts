@@ -120,7 +120,12 @@ export async function invoke(ctx: CallContext, op: Operation): Promise<Answer> {
     if (path.missing) throw path.missing;
     const input = { params: path.params, query, body, auth };
 
-    const result = op.call ? await op.call(input) : await route.handler({ ...input, req: NO_HTTP(op.route), res: NO_HTTP(op.route) });
+    // As mountRoutes: a call that may write keeps its caller's replica reads on the primary.
+    const writes = route.method !== "get" && auth !== undefined;
+    if (writes) await services.deps.reads.noteWrite(auth);
+    const result = await (op.call ? op.call(input) : route.handler({ ...input, req: NO_HTTP(op.route), res: NO_HTTP(op.route) })).finally(
+      () => (writes ? services.deps.reads.noteWrite(auth) : undefined),
+    );
     const status = result?.status ?? 200;
     if (auth?.key) await services.authenticator.recordKeyUsage(auth, method, route.path, status);
     return { status, body: result?.body, headers: result?.headers ?? {} };

@@ -19,6 +19,14 @@ export const EnvironmentSchema = z
       .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// connection URL")
       .default("postgresql://postgres@127.0.0.1:5432/research_evidence"),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    // Streaming replicas for the routes that read from one (src/platform/replicas.ts); the
+    // caller's own reads stay on the primary for DATABASE_PRIMARY_AFTER_WRITE_MS after it writes.
+    DATABASE_REPLICA_URLS: z
+      .string()
+      .regex(/^\s*postgres(ql)?:\/\/[^\s,]+\s*(,\s*postgres(ql)?:\/\/[^\s,]+\s*)*$/, "must be comma-separated postgresql:// URLs")
+      .transform((s) => s.split(",").map((u) => u.trim()))
+      .optional(),
+    DATABASE_PRIMARY_AFTER_WRITE_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
     // redis://host:port for one node; redis+cluster://host:port,host:port (rediss+cluster:// for TLS)
     // for a Redis Cluster, or REDIS_CLUSTER_NODES with the seeds (credentials and TLS from REDIS_URL).
     REDIS_URL: z

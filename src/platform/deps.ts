@@ -7,11 +7,15 @@ import { projectRoot } from "./paths.js";
 import { PubSub } from "./pubsub.js";
 import { Queues } from "./queues.js";
 import { createRedis, type Redis } from "./redis.js";
+import { createReadRouting, type ReadRouting } from "./replicas.js";
 
 /** Everything a process shares: built once at start-up, closed once at shutdown. */
 export interface AppDeps {
   config: Config;
+  /** The primary: every write, and every read not routed by `reads`. */
   db: Db;
+  /** Replica reads: the handle a stale-tolerant read route uses for its caller (src/platform/replicas.ts). */
+  reads: ReadRouting;
   /** Producer connection: fails fast while Redis is down. */
   redis: Redis;
   queues: Queues;
@@ -26,13 +30,16 @@ export const SERVICE_VERSION: string = (JSON.parse(readFileSync(path.join(projec
 
 export function createDeps(config: Config, processName: string): AppDeps {
   const redis = createRedis(config.REDIS_URL, "producer", processName);
+  const logger = createLogger(config.LOG_LEVEL, processName);
+  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   return {
     config,
-    db: createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
+    db,
+    reads: createReadRouting({ primary: db, redis, logger, config }),
     redis,
     queues: new Queues({ connection: redis, prefix: config.REDIS_PREFIX }),
     pubsub: new PubSub(config.REDIS_URL, processName),
-    logger: createLogger(config.LOG_LEVEL, processName),
+    logger,
     version: SERVICE_VERSION,
   };
 }
@@ -40,6 +47,7 @@ export function createDeps(config: Config, processName: string): AppDeps {
 export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.queues.close();
   await deps.pubsub.close();
+  await deps.reads.close();
   await deps.db.$disconnect();
   deps.redis.disconnect();
 }

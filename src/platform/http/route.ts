@@ -85,7 +85,11 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
       if (path.missing) throw path.missing;
       const params = path.params;
 
-      const result = await route.handler({ body, query, params, auth, req, res });
+      // A request that may write marks its caller before and after it runs (read-your-writes
+      // for replica reads, src/platform/replicas.ts), before the answer leaves.
+      const writes = route.method !== "get" && auth !== undefined ? services.noteWrite : undefined;
+      await writes?.(auth);
+      const result = await route.handler({ body, query, params, auth, req, res }).finally(() => writes?.(auth));
       if (result === undefined || res.headersSent) {
         // The handler wrote its own answer (a stream): record the keyed request once it is done.
         if (auth?.key) await services.authenticator.recordKeyUsage(auth, req.method, route.path, res.statusCode);

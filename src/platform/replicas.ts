@@ -1,0 +1,112 @@
+import { readReplicas } from "@prisma/extension-read-replicas";
+import type { AuthContext } from "./auth.js";
+import type { Config } from "./config.js";
+import { createDb, type Db } from "./db.js";
+import type { Logger } from "./logger.js";
+import type { Redis } from "./redis.js";
+
+/**
+ * Read replicas. Glossary: the *primary* takes every write; a *replica* is a streaming
+ * standby of it that answers reads a little behind (its replay lag). A *replica read* is a
+ * read a route chose to send to a replica because a few seconds of staleness cannot hurt it.
+ *
+ * Routing is explicit, never blanket: `deps.db` is always the primary, and only the routes
+ * that ask `deps.reads.forCaller(auth)` for their handle may read from a replica
+ * (docs/operations.md, "Scaling PostgreSQL", lists them). The handle is a replica's own
+ * client, so everything a service runs on it goes there: model reads, `$queryRaw` and
+ * read-only `$transaction` batches alike.
+ *
+ * Read-your-writes: every request that may write (any method but GET) marks its caller for
+ * `DATABASE_PRIMARY_AFTER_WRITE_MS`, in this process and in Redis (so every web process
+ * knows); a marked caller's replica reads go to the primary until the mark lapses. When
+ * Redis cannot tell, the read goes to the primary.
+ *
+ * The replica clients sit behind Prisma's read-replicas extension (`$replica()` picks one
+ * at random; `$connect`/`$disconnect` reach all of them). Its automatic routing of every
+ * model read on the extended client is not used: it would also move reads that follow a
+ * write inside the same service call, and it leaves `$queryRaw` on the primary.
+ */
+export interface ReadRouting {
+  /** How many replicas are configured (0: every read goes to the primary). */
+  readonly replicaCount: number;
+  /** The handle for a replica read by this caller: a replica, or the primary (see above). */
+  forCaller(auth: AuthContext | undefined): Promise<Db>;
+  /** Marks the caller as having written just now (no-op without replicas). */
+  noteWrite(auth: AuthContext | undefined): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ReadRoutingOptions {
+  primary: Db;
+  redis: Redis;
+  logger: Logger;
+  config: Pick<Config, "DATABASE_REPLICA_URLS" | "DATABASE_POOL_SIZE" | "DATABASE_PRIMARY_AFTER_WRITE_MS" | "REDIS_PREFIX">;
+}
+
+/** In-process marks are pruned once the map holds this many callers. */
+const LOCAL_MARKS_PRUNE_AT = 10_000;
+
+export function createReadRouting({ primary, redis, logger, config }: ReadRoutingOptions): ReadRouting {
+  const urls = config.DATABASE_REPLICA_URLS ?? [];
+  if (urls.length === 0) {
+    return {
+      replicaCount: 0,
+      forCaller: async () => primary,
+      noteWrite: async () => undefined,
+      close: async () => undefined,
+    };
+  }
+
+  const replicas = urls.map((url) => createDb(url, config.DATABASE_POOL_SIZE));
+  // The extension's client type is Prisma's generic one; ours is the generated client.
+  const routed = primary.$extends(readReplicas({ replicas: replicas as never[] }));
+  const replica = (): Db => routed.$replica() as unknown as Db;
+
+  const windowMs = config.DATABASE_PRIMARY_AFTER_WRITE_MS;
+  const markKey = (userId: string) => `${config.REDIS_PREFIX}:db:wrote:${userId}`;
+  const marks = new Map<string, number>();
+
+  const markedLocally = (userId: string): boolean => {
+    const until = marks.get(userId);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    marks.delete(userId);
+    return false;
+  };
+
+  return {
+    replicaCount: replicas.length,
+    forCaller: async (auth) => {
+      if (!auth) return replica();
+      if (windowMs === 0) return replica();
+      const userId = auth.user.id;
+      if (markedLocally(userId)) return primary;
+      try {
+        if ((await redis.exists(markKey(userId))) === 1) return primary;
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, "read-after-write mark unreadable; reading from the primary");
+        return primary;
+      }
+      return replica();
+    },
+    noteWrite: async (auth) => {
+      if (!auth || windowMs === 0) return;
+      const userId = auth.user.id;
+      if (marks.size >= LOCAL_MARKS_PRUNE_AT) {
+        const now = Date.now();
+        for (const [id, until] of marks) if (until <= now) marks.delete(id);
+      }
+      marks.set(userId, Date.now() + windowMs);
+      try {
+        await redis.set(markKey(userId), "1", "PX", windowMs);
+      } catch (err) {
+        // Other processes then do not know for the window; this one does, and their
+        // mark check fails (to the primary) while Redis stays down.
+        logger.warn({ err: (err as Error).message, userId }, "read-after-write mark not stored in Redis");
+      }
+    },
+    close: async () => {
+      await Promise.all(replicas.map((r) => r.$disconnect()));
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import supertest from "supertest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app.js";
+import { loadConfig } from "../../src/platform/config.js";
+import { onServer } from "../../src/platform/database-admin.js";
+import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js";
+import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
+import { deleteKeys, whenReady } from "../../src/platform/redis.js";
+import { randomId, signToken, TEST_JWT_SECRET, testRedisUrl } from "../helpers/harness.js";
+import { type PgPair, startPgPair } from "../support/pg-replica.js";
+
+/**
+ * Replica reads against a real streaming replica: a PostgreSQL primary started for this file
+ * (initdb on a free port, migrated), a `pg_basebackup -R` standby of it on another port, and
+ * the real app on both. Pausing WAL replay on the standby holds it behind the primary, so a
+ * read that misses a fresh row was answered by the replica and one that sees it by the primary.
+ */
+// Long enough for the writer's reads under a loaded machine, short enough to wait out once.
+const WINDOW_MS = 3000;
+const DB = "res";
+
+let pair: PgPair;
+const prefix = randomId("t");
+const opened: AppDeps[] = [];
+
+function appOn(replicas: boolean) {
+  const config = loadConfig({
+    NODE_ENV: "test",
+    DATABASE_URL: pair.primaryUrl(DB),
+    ...(replicas ? { DATABASE_REPLICA_URLS: pair.replicaUrl(DB) } : {}),
+    DATABASE_POOL_SIZE: "3",
+    DATABASE_PRIMARY_AFTER_WRITE_MS: String(WINDOW_MS),
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: prefix,
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: "silent",
+    RATE_LIMIT_PER_MINUTE: "0",
+  });
+  const deps = createDeps(config, "test");
+  opened.push(deps);
+  return { deps, http: supertest(createApp(deps)) };
+}
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+const inRecovery = async (db: AppDeps["db"]) => (await db.$queryRaw<{ r: boolean }[]>`SELECT pg_is_in_recovery() AS r`)[0]?.r;
+
+let web1: ReturnType<typeof appOn>;
+let web2: ReturnType<typeof appOn>;
+let primaryOnly: ReturnType<typeof appOn>;
+
+beforeAll(async () => {
+  pair = await startPgPair();
+  await onServer(pair.primaryUrl(DB), (c) => c.query(`CREATE DATABASE ${DB}`));
+  await migrate(pair.primaryUrl(DB), MIGRATIONS_DIR);
+  await pair.waitReplayed();
+  // Two web processes with the replica (sharing Redis, as deployed) and one without.
+  web1 = appOn(true);
+  web2 = appOn(true);
+  primaryOnly = appOn(false);
+  await whenReady(web1.deps.redis, 5000);
+}, 40_000);
+
+afterAll(async () => {
+  await pair?.pauseReplay(false).catch(() => undefined);
+  if (opened[0]) await deleteKeys(opened[0].redis, `${prefix}:*`).catch(() => 0);
+  await Promise.allSettled(opened.map((d) => closeDeps(d)));
+  await pair?.stop();
+});
+
+describe("replica reads", () => {
+  it("hands stale-tolerant reads the replica's client (model reads, raw SQL, read-only batches) and keeps deps.db on the primary", async () => {
+    const { deps } = web1;
+    expect(deps.reads.replicaCount).toBe(1);
+    const handle = await deps.reads.forCaller(undefined);
+    expect(await inRecovery(handle)).toBe(true);
+    const [batch] = await handle.$transaction([handle.$queryRaw<{ r: boolean }[]>`SELECT pg_is_in_recovery() AS r`]);
+    expect(batch?.[0]?.r).toBe(true);
+    await expect(handle.user.count()).resolves.toBeGreaterThanOrEqual(0);
+    expect(await inRecovery(deps.db)).toBe(false);
+  });
+
+  it("answers a routed read from the replica, the writer's own reads from the primary until the window lapses", async () => {
+    const writerSub = randomId("writer-");
+    const readerSub = randomId("reader-");
+    const writer = await signToken(writerSub);
+    const reader = await signToken(readerSub);
+    const { deps } = web1;
+
+    // The writer's personal workspace (and a first entity); the reader becomes a member of it.
+    const first = await web1.http.post("/api/entities").set(bearer(writer)).send({ name: "First" });
+    expect(first.status).toBe(201);
+    expect((await web1.http.get("/api/entities").set(bearer(reader))).status).toBe(200);
+    const readerUser = await deps.db.user.findUniqueOrThrow({ where: { sub: readerSub } });
+    await deps.db.workspaceMember.create({ data: { workspaceId: first.body.workspace_id, userId: readerUser.id, role: "member" } });
+    await pair.waitReplayed();
+
+    await pair.pauseReplay(true);
+    try {
+      // The write lands on the primary; the paused replica does not have it.
+      const created = await web1.http.post("/api/entities").set(bearer(writer)).send({ name: "Fresh" });
+      expect(created.status).toBe(201);
+      const id = created.body.id as string;
+      expect(await deps.db.entity.count({ where: { id } })).toBe(1);
+      expect(await (await deps.reads.forCaller(undefined)).entity.count({ where: { id } })).toBe(0);
+
+      // Read-your-writes: the writer sees it through this process and through another one.
+      expect((await web1.http.get(`/api/entities/${id}`).set(bearer(writer))).status).toBe(200);
+      expect((await web2.http.get(`/api/entities/${id}`).set(bearer(writer))).status).toBe(200);
+      // Another member, who wrote nothing, reads from the replica: not there yet.
+      expect((await web1.http.get(`/api/entities/${id}`).set(bearer(reader))).status).toBe(404);
+      const listed = await web2.http.get("/api/entities").set(bearer(reader));
+      expect(listed.body.map((e: { id: string }) => e.id)).not.toContain(id);
+      // Without DATABASE_REPLICA_URLS every read goes to the primary.
+      expect((await primaryOnly.http.get(`/api/entities/${id}`).set(bearer(reader))).status).toBe(200);
+
+      // Once the writer's mark lapses, its reads go to the replica too.
+      const writerUser = await deps.db.user.findUniqueOrThrow({ where: { sub: writerSub } });
+      const markKey = `${prefix}:db:wrote:${writerUser.id}`;
+      expect(await deps.redis.exists(markKey)).toBe(1);
+      await until(async () => (await deps.redis.exists(markKey)) === 0, WINDOW_MS * 3);
+      expect((await web2.http.get(`/api/entities/${id}`).set(bearer(writer))).status).toBe(404);
+    } finally {
+      await pair.pauseReplay(false);
+    }
+    await pair.waitReplayed();
+    const entity = await web1.http.get("/api/entities").set(bearer(reader));
+    expect(entity.body.map((e: { name: string }) => e.name)).toContain("Fresh");
+  });
+
+  it("without DATABASE_REPLICA_URLS hands every caller the primary", async () => {
+    const { deps } = primaryOnly;
+    expect(deps.reads.replicaCount).toBe(0);
+    const handle = await deps.reads.forCaller(undefined);
+    expect(handle).toBe(deps.db);
+    expect(await inRecovery(handle)).toBe(false);
+  });
+});
+
+/** Polls `check` until it holds; the mark's expiry is a Redis TTL, so there is no event to await. */
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
