@@ -212,10 +212,13 @@ export async function buildWorld(
       finishedAt: new Date(),
     },
   });
-  // A webhook endpoint of the workspace (a public address literal: no resolution, nothing is sent).
+  // A webhook endpoint of the workspace; `.invalid` never resolves (RFC 6761), so nothing is sent.
   const webhook = await ok<{ id: string }>(
     "webhook endpoint",
-    await h.http.post(`/api/workspaces/${onboarding.workspace_id}/webhooks`).set(auth(token)).send({ url: "https://93.184.215.14/hooks" }),
+    await h.http
+      .post(`/api/workspaces/${onboarding.workspace_id}/webhooks`)
+      .set(auth(token))
+      .send({ url: "https://hooks.webhooks.invalid/research" }),
   );
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
