@@ -17,10 +17,18 @@ server.listen(config.PORT, config.HOST, () => {
   deps.logger.info({ port: config.PORT, host: config.HOST }, "web listening");
 });
 
-installShutdown(deps.logger, async () => {
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
+/** Requests in flight get this long to finish after SIGTERM; open streams are then cut. */
+const DRAIN_MS = 10_000;
+installShutdown(deps.logger, async (reason) => {
+  // Stop accepting connections; idle keep-alive connections close now, busy ones after their response.
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  if (reason === "crash") server.closeAllConnections();
+  const timer = setTimeout(() => {
+    deps.logger.warn({ drain_ms: DRAIN_MS }, "requests still open at the drain bound are cut");
+    server.closeAllConnections();
+  }, DRAIN_MS);
+  await closed;
+  clearTimeout(timer);
   await closeDeps(deps);
 });

@@ -5,15 +5,24 @@ import { startRoutineScheduler } from "../src/routines/scheduler.js";
 import { processors } from "./processors.js";
 import { startWorkers } from "./runtime.js";
 
-/** Worker process entry: starts one BullMQ Worker per queue and closes them on SIGTERM. */
+/**
+ * Worker process entry: starts one BullMQ Worker per queue. On SIGTERM it takes no new job and
+ * waits for the running ones up to WORKER_LOCK_DURATION_MS (a job still running then is left to
+ * the stalled-job check); after a crash it closes without waiting and exits 1.
+ */
 const config = loadConfig();
 const deps = createDeps(config, "worker");
 const handles = startWorkers(deps, processors);
 const routines = startRoutineScheduler(deps);
 deps.logger.info({ queues: handles.workers.map((w) => w.name) }, "worker started");
 
-installShutdown(deps.logger, async () => {
-  await routines.close();
-  await handles.close();
-  await closeDeps(deps);
-});
+installShutdown(
+  deps.logger,
+  async (reason) => {
+    await routines.close();
+    await handles.close(reason === "signal" ? { drainMs: config.WORKER_LOCK_DURATION_MS } : { force: true });
+    await closeDeps(deps);
+  },
+  // The drain's bound, then closing the connections.
+  { signalTimeoutMs: config.WORKER_LOCK_DURATION_MS + 10_000 },
+);

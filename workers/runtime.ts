@@ -3,6 +3,7 @@ import type { AppDeps } from "../src/platform/deps.js";
 import { toError } from "../src/platform/errors.js";
 import { type JobName, type JobPayload, jobCatalog, parseJobPayload, type QueueName } from "../src/platform/queues.js";
 import { createRedis, type Redis } from "../src/platform/redis.js";
+import { reportRedisError } from "../src/platform/redis-errors.js";
 
 /**
  * Processor runtime: one BullMQ Worker per queue that has processors. Each job's data is
@@ -22,16 +23,31 @@ export type ProcessorTable = { [N in JobName]?: Processor<N> };
 export interface WorkerHandles {
   workers: Worker[];
   connection: Redis;
-  close: () => Promise<void>;
+  /**
+   * Stops taking jobs and waits for the running ones (`drainMs` bounds the wait; `force` does
+   * not wait), then closes the connection. A job still running at the bound keeps its queue
+   * entry active: once its lock lapses the stalled-job check of any worker runs it again.
+   */
+  close: (options?: { drainMs?: number; force?: boolean }) => Promise<void>;
 }
+
+/** True when the promise settles within `ms`. */
+const settledWithin = (promise: Promise<unknown>, ms: number) => {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]).finally(() => clearTimeout(timer));
+};
 
 export function startWorkers(
   deps: AppDeps,
   processors: ProcessorTable,
   options: { concurrency?: number; queues?: QueueName[]; lockDuration?: number; stalledInterval?: number } = {},
 ): WorkerHandles {
-  const connection = createRedis(deps.config.REDIS_URL, "worker", "worker");
+  const connection = createRedis(deps.config.REDIS_URL, "worker", "worker", deps.logger);
   const byQueue = new Map<QueueName, JobName[]>();
+  const active = new Map<string, { queue: QueueName; id: string | undefined; name: string }>();
   for (const name of Object.keys(processors) as JobName[]) {
     const queue = jobCatalog[name].queue;
     if (options.queues && !options.queues.includes(queue)) continue;
@@ -46,10 +62,13 @@ export function startWorkers(
         const processor = processors[name] as Processor<JobName> | undefined;
         if (!processor) throw new UnrecoverableError(`No processor for job ${job.name} on queue ${queue}`);
         const payload = parseJobPayload(name, job.data);
+        active.set(`${queue}:${job.id}`, { queue, id: job.id, name: job.name });
         try {
           return await processor(payload, { deps, job });
         } catch (err) {
           throw toError(err);
+        } finally {
+          active.delete(`${queue}:${job.id}`);
         }
       },
       {
@@ -67,7 +86,8 @@ export function startWorkers(
         },
       },
     );
-    worker.on("error", (err) => deps.logger.error({ err, queue }, "worker error"));
+    // Connection errors (of its own blocking connection too) and lock errors: rate-limited with the connection's.
+    worker.on("error", (err) => reportRedisError(connection, err, { queue }));
     worker.on("failed", (job, err) =>
       deps.logger.warn({ queue, jobId: job?.id, name: job?.name, attempts: job?.attemptsMade, err: err.message }, "job failed"),
     );
@@ -77,8 +97,25 @@ export function startWorkers(
   return {
     workers,
     connection,
-    close: async () => {
-      await Promise.allSettled(workers.map((w) => w.close()));
+    close: async ({ drainMs, force = false } = {}) => {
+      const closed = Promise.allSettled(workers.map((w) => w.close(force)));
+      if (drainMs !== undefined && !force) {
+        const deadline = Date.now() + drainMs;
+        // Once no job runs, closing should take a moment; with Redis unreachable it would not end.
+        while (active.size > 0 && Date.now() < deadline && !(await settledWithin(closed, 50)));
+        const remaining = [...active.values()];
+        if (remaining.length > 0) {
+          deps.logger.warn(
+            { drain_ms: drainMs, jobs: remaining },
+            "jobs still running at the drain bound are left to the stalled-job check: they run again once their locks lapse",
+          );
+        } else if (!(await settledWithin(closed, Math.min(2000, Math.max(0, deadline - Date.now()))))) {
+          deps.logger.warn("the workers did not close in time (Redis unreachable?); their connections are dropped");
+        }
+      } else {
+        await closed;
+      }
+      // Disconnecting first means a job cut off here cannot be moved to failed on its way out.
       connection.disconnect();
     },
   };

@@ -29,8 +29,8 @@ export const SERVICE_VERSION: string = (JSON.parse(readFileSync(path.join(projec
   .version;
 
 export function createDeps(config: Config, processName: string): AppDeps {
-  const redis = createRedis(config.REDIS_URL, "producer", processName);
   const logger = createLogger(config.LOG_LEVEL, processName);
+  const redis = createRedis(config.REDIS_URL, "producer", processName, logger);
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   return {
     config,
@@ -38,7 +38,7 @@ export function createDeps(config: Config, processName: string): AppDeps {
     reads: createReadRouting({ primary: db, redis, logger, config }),
     redis,
     queues: new Queues({ connection: redis, prefix: config.REDIS_PREFIX }),
-    pubsub: new PubSub(config.REDIS_URL, processName),
+    pubsub: new PubSub(config.REDIS_URL, processName, logger),
     logger,
     version: SERVICE_VERSION,
   };

@@ -1,4 +1,5 @@
 import { AppError } from "./errors.js";
+import type { Logger } from "./logger.js";
 import { createRedis, isCluster, type Redis } from "./redis.js";
 
 /**
@@ -21,12 +22,13 @@ export class PubSub {
   constructor(
     private readonly redisUrl: string,
     private readonly name: string,
+    private readonly logger?: Logger,
     private readonly subscribeTimeoutMs = 3000,
   ) {}
 
   private subscriber(): Redis {
     if (!this.connection) {
-      const connection = createRedis(this.redisUrl, "subscriber", `${this.name}-sub`);
+      const connection = createRedis(this.redisUrl, "subscriber", `${this.name}-sub`, this.logger);
       const deliver = (channel: string, message: string) => {
         const entry = this.channels.get(channel);
         if (!entry) return;

@@ -3,6 +3,7 @@ import { type JobsOptions, Queue, UnrecoverableError } from "bullmq";
 import { z } from "zod";
 import { AppError } from "./errors.js";
 import { createRedis, isCluster, isRedisUnavailable, type Redis, whenReady } from "./redis.js";
+import { reportRedisError } from "./redis-errors.js";
 
 /**
  * The job catalog: every job name, its queue, its payload schema and its retry policy,
@@ -129,7 +130,8 @@ export class Queues {
     let queue = this.queues.get(name);
     if (!queue) {
       queue = new Queue(name, { connection: this.connection, prefix: this.prefixFor(name), skipWaitingForReady: true });
-      queue.on("error", () => {});
+      // Errors of the shared connection, logged once through its reporter (redis-errors.ts).
+      queue.on("error", (err) => reportRedisError(this.connection, err, { queue: name }));
       this.queues.set(name, queue);
     }
     return queue;

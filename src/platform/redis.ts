@@ -1,4 +1,6 @@
 import { Cluster, type ClusterOptions, type RedisOptions, Redis as SingleRedis } from "ioredis";
+import type { Logger } from "./logger.js";
+import { logRedisErrors } from "./redis-errors.js";
 
 /** A connection to Redis: one node, or a Redis Cluster (seeds from `redis+cluster://` URLs). */
 export type Redis = SingleRedis | Cluster;
@@ -54,7 +56,7 @@ const backoff = (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 5000)
  * a Cluster client with the same behaviour per role; subscriber clusters use sharded
  * pub/sub (one subscriber connection per master).
  */
-export function createRedis(url: string, role: RedisRole, name: string): Redis {
+export function createRedis(url: string, role: RedisRole, name: string, logger?: Logger): Redis {
   const cluster = parseClusterUrl(url);
   const options: RedisOptions = {
     connectionName: `res-${name}`,
@@ -70,9 +72,11 @@ export function createRedis(url: string, role: RedisRole, name: string): Redis {
     options.enableOfflineQueue = true;
   }
   const redis = cluster ? createCluster(cluster, role, options) : new SingleRedis(url, options);
-  // Connection errors are reported through the health check and the calls that fail;
+  // Errors are logged rate-limited, without secrets (redis-errors.ts); the health check and the
+  // calls that fail report them too. Without a logger (benchmarks, tests) they are dropped:
   // an 'error' listener keeps ioredis from crashing the process on them.
-  redis.on("error", () => {});
+  if (logger) logRedisErrors(redis, logger, `${name}:${role}`);
+  else redis.on("error", () => {});
   return redis;
 }
 
