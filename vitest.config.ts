@@ -2,9 +2,9 @@ import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Two projects. `single` runs every suite against one Redis node. `cluster` runs the suites
- * that lean on Redis (queues and workers, the analysis relay, rate limits, routines, worker
+ * that lean on Redis (queues and workers, the analysis relay, rate limits, worker
  * failure, cancellation, requeue after a Redis loss, workflow-run continuations, webhooks) again against a local three-master Redis Cluster started once for the run (see
- * test/global-setup.ts), plus the cluster-only suites in test/cluster/ (failover, many
+ * test/global-setup.ts), plus the cluster-only suites in test/cluster/ (failover, routines and many
  * processes). `npx vitest run --project single <files>` runs files against one node only.
  */
 const clusterSuites = [
@@ -16,7 +16,6 @@ const clusterSuites = [
   "test/analysis/last-event-id.test.ts",
   "test/reliability/rate-limit.test.ts",
   "test/reliability/worker-crash.test.ts",
-  "test/routines/dispatch.test.ts",
   "test/jobs/cancel-collection.test.ts",
   "test/jobs/cancel-analysis.test.ts",
   "test/jobs/requeue-lost.test.ts",

@@ -21,7 +21,7 @@ export type RequestablePlatform = (typeof REQUESTABLE_PLATFORMS)[number];
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]+$/;
 
-export const JOB_STATUSES = ["queued", "running", "completed", "failed"] as const;
+export const JOB_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
 export type StoredJobStatus = (typeof JOB_STATUSES)[number];
 /** What a poll answers: the stored status, or `stalled` when the queue lost the job. */
 export type JobStatus = StoredJobStatus | "stalled";
@@ -40,7 +40,7 @@ export type CreateJobInput = z.output<typeof CreateJobBody>;
 export const JobIdParams = z.object({ job_id: pathId("Collection job") });
 
 export const CreateJobResponse = z.object({
-  status: z.string().describe("queued, running, completed or failed: the job's status when answered"),
+  status: z.string().describe("queued, running, completed, failed or cancelled: the job's status when answered"),
   job_id: z.string(),
   entity_id: z.string(),
   next: z.string().describe("Where to poll the job"),
