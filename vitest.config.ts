@@ -2,10 +2,11 @@ import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Two projects. `single` runs every suite against one Redis node. `cluster` runs the suites
- * that lean on Redis (queues and workers, the analysis relay, rate limits, worker
- * failure, cancellation, requeue after a Redis loss, workflow-run continuations, webhooks) again against a local three-master Redis Cluster started once for the run (see
- * test/global-setup.ts), plus the cluster-only suites in test/cluster/ (failover, routines and many
- * processes). `npx vitest run --project single <files>` runs files against one node only.
+ * that lean on Redis (queues and workers, the analysis relay, rate limits, worker failure,
+ * cancellation, requeue after a Redis loss, workflow-run continuations, webhooks) again
+ * against a local three-master Redis Cluster started once for the run (see
+ * test/global-setup.ts), plus the cluster-only suites in test/cluster/ (failover, routines
+ * and many processes). `npx vitest run --project single <files>` runs files against one node.
  */
 const clusterSuites = [
   "test/collection/create.test.ts",
