@@ -22,4 +22,6 @@ export const jobIds = {
   enrichmentRequeue: (pass: string, contentIds: string[]) => deriveJobId("enrich-requeue", pass, ...contentIds),
   sweep: (runId: string) => deriveJobId("sweep", runId),
   pageEmbed: (pageId: string, version: number) => deriveJobId("page-embed", pageId, String(version)),
+  /** One webhook delivery (one endpoint, one message). */
+  webhookDelivery: (deliveryId: string) => deriveJobId("webhook", deliveryId),
 } as const;

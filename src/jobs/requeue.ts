@@ -1,4 +1,3 @@
-import type { Queue } from "bullmq";
 import { analysisJobId } from "../analysis/jobs.js";
 import { requeueStalled } from "../collection/requeue.js";
 import { requeueUnenriched } from "../ingest/requeue.js";
@@ -7,7 +6,9 @@ import { notesJobId } from "../notes/service.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { runJobId } from "../runs/service.js";
+import { requeueWebhookDeliveries } from "../webhooks/requeue.js";
 import { jobEnded, runContinuationJobId } from "./lifecycle.js";
+import { heldInQueue } from "./queue-entries.js";
 import { isLive } from "./states.js";
 
 /**
@@ -22,22 +23,10 @@ import { isLive } from "./states.js";
  * - meeting-note syncs: cannot be re-enqueued, because the provider key lived only in the lost
  *   entry; they are marked failed with a reason, and the caller's retry under the same
  *   request_id imports the page;
- * - enrichment: stored rows without enrichment are queued again.
+ * - enrichment: stored rows without enrichment are queued again;
+ * - webhook deliveries still open (pending or retrying) are queued again.
  */
-const LIVE_QUEUE_STATES = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
-
 type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
-
-/** True while the queue holds the job in a state that will still run it. */
-async function held(queue: Queue, jobId: string): Promise<boolean> {
-  const job = await queue.getJob(jobId);
-  if (!job) return false;
-  const state = await job.getState();
-  if (LIVE_QUEUE_STATES.has(state)) return true;
-  // A finished entry would make BullMQ ignore the new add under the same id.
-  await job.remove();
-  return false;
-}
 
 async function requeueAnalyses(deps: Deps, olderThan: Date): Promise<string> {
   const rows = await deps.db.analysis.findMany({
@@ -48,7 +37,7 @@ async function requeueAnalyses(deps: Deps, olderThan: Date): Promise<string> {
   const queue = deps.queues.get("analysis");
   let requeued = 0;
   for (const row of rows) {
-    if (await held(queue, analysisJobId(row.id))) continue;
+    if (await heldInQueue(queue, analysisJobId(row.id))) continue;
     await deps.queues.enqueue("analysis.run.v1", { analysisId: row.id }, { jobId: analysisJobId(row.id) });
     requeued += 1;
   }
@@ -65,7 +54,7 @@ async function requeueRuns(deps: Deps, olderThan: Date): Promise<string> {
   let requeued = 0;
   for (const run of rows) {
     const jobId = await nextRunJobId(deps, run);
-    if (!jobId || (await held(queue, jobId))) continue;
+    if (!jobId || (await heldInQueue(queue, jobId))) continue;
     await deps.queues.enqueue("workflow.run.v1", { runId: run.id }, { jobId });
     requeued += 1;
   }
@@ -96,7 +85,7 @@ async function failLostSyncs(deps: Deps, olderThan: Date): Promise<string> {
   const queue = deps.queues.get("notes-sync");
   let failed = 0;
   for (const row of rows) {
-    if (await held(queue, notesJobId(row.userId, row.requestId))) continue;
+    if (await heldInQueue(queue, notesJobId(row.userId, row.requestId))) continue;
     const error = new AppError(
       "service_unavailable",
       "The import's queued job was lost before it ran; send the same request again (same request_id) to import the page.",
@@ -118,6 +107,7 @@ export async function requeueLost(deps: Deps, options: { olderThanSeconds?: numb
     await requeueRuns(deps, olderThan),
     await failLostSyncs(deps, olderThan),
     await requeueUnenriched(deps),
+    await requeueWebhookDeliveries(deps, { olderThanSeconds: options.olderThanSeconds ?? 0 }),
   ];
   return lines.join("\n");
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { eventType, type JobEvent } from "../jobs/events.js";
+import { jobIds } from "../jobs/ids.js";
 import type { AppDeps } from "../platform/deps.js";
-import { deriveJobId } from "../platform/queues.js";
 import { messageBody, messageIdOf } from "./signing.js";
 
 /**
@@ -17,7 +17,7 @@ import { messageBody, messageIdOf } from "./signing.js";
 type Deps = Pick<AppDeps, "db" | "queues" | "logger">;
 
 /** The queue job of a delivery: one per delivery, so queuing it twice while it waits adds nothing. */
-export const deliveryJobId = (deliveryId: string) => deriveJobId("webhook", deliveryId);
+export const deliveryJobId = jobIds.webhookDelivery;
 
 export async function recordJobEvent(deps: Deps, event: JobEvent): Promise<number> {
   const type = eventType(event);

@@ -1,3 +1,4 @@
+import { heldInQueue } from "../jobs/queue-entries.js";
 import type { AppDeps } from "../platform/deps.js";
 import { deliveryJobId } from "./dispatch.js";
 
@@ -7,8 +8,6 @@ import { deliveryJobId } from "./dispatch.js";
  * lost its data) is queued again under its own job id. Running it twice adds nothing. A
  * delivery queued again starts the retry schedule from its beginning; its attempt count goes on.
  */
-const LIVE_QUEUE_STATES = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
-
 export async function requeueWebhookDeliveries(
   deps: Pick<AppDeps, "db" | "queues">,
   options: { olderThanSeconds: number },
@@ -24,12 +23,7 @@ export async function requeueWebhookDeliveries(
   let requeued = 0;
   for (const row of rows) {
     const jobId = deliveryJobId(row.id);
-    const job = await queue.getJob(jobId);
-    if (job) {
-      if (LIVE_QUEUE_STATES.has(await job.getState())) continue;
-      // A finished entry would make BullMQ ignore the new add under the same id.
-      await job.remove();
-    }
+    if (await heldInQueue(queue, jobId)) continue;
     await deps.queues.enqueue("webhook.deliver.v1", { deliveryId: row.id }, { jobId });
     requeued += 1;
   }

@@ -93,6 +93,7 @@ describe("requeue-lost after Redis lost its queues", { timeout: 90_000 }, () => 
     expect(first).toMatch(/analyses: checked 1, requeued 1/);
     expect(first).toMatch(/workflow runs: checked 1, requeued 1/);
     expect(first).toMatch(/meeting-note syncs: checked 1, failed 1/);
+    expect(first).toMatch(/webhook deliveries: checked \d+, requeued \d+/);
     expect(await h.deps.queues.get("analysis").getJobState(analysisJobId(analysis.id))).toBe("waiting");
 
     const second = await runAdminCommand(h.deps, ["requeue-lost"]);
