@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../../src/platform/paths.js";
 import { TICK_SCHEDULER_ID } from "../../src/routines/scheduler.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { until } from "../reliability/support/processes.js";
+import { exited, startWorkerProcess, until } from "../reliability/support/processes.js";
 import { createRoutine } from "../routines/support.js";
 import { onboardCompany } from "../runs/helpers.js";
 
@@ -16,12 +14,9 @@ import { onboardCompany } from "../runs/helpers.js";
  */
 const HOUR_MS = 100;
 const DAY = 24 * HOUR_MS;
-const root = projectRoot();
 
 let h: Harness;
 const children: ChildProcess[] = [];
-const output = new Map<ChildProcess, string[]>();
-const text = (child: ChildProcess) => (output.get(child) ?? []).join("");
 
 beforeAll(async () => {
   h = await createHarness({ ROUTINE_HOUR_MS: String(HOUR_MS), ROUTINE_TICK_MS: "100" });
@@ -31,29 +26,13 @@ afterAll(async () => {
   await h?.close();
 });
 
-function startWorkerProcess(): ChildProcess {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
-  for (const [name, value] of Object.entries(h.config)) if (value !== undefined) env[name] = String(value);
-  env.LOG_LEVEL = "info";
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "workers/index.ts")], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  output.set(child, lines);
-  child.stdout?.on("data", (c: Buffer) => lines.push(String(c)));
-  child.stderr?.on("data", (c: Buffer) => lines.push(String(c)));
-  children.push(child);
-  return child;
-}
-
 describe("routines on a Redis Cluster with two worker processes", { timeout: 90_000 }, () => {
   it("dispatch from both processes and start exactly one run per occurrence", async () => {
     const ctx = await onboardCompany(h, { credits: 100_000, objectives: 3 });
-    const workers = [startWorkerProcess(), startWorkerProcess()];
-    for (const child of workers) {
-      await until(`worker ${child.pid} started`, async () => text(child).includes("worker started"), 30_000);
+    const workers = [startWorkerProcess(h.config), startWorkerProcess(h.config)];
+    children.push(...workers.map((w) => w.child));
+    for (const { child, text } of workers) {
+      await until(`worker ${child.pid} started`, async () => text().includes("worker started"), 30_000);
     }
     await until("the job scheduler on the cluster", () => h.deps.queues.get("routines").getJobScheduler(TICK_SCHEDULER_ID), 10_000);
     for (const skill of ctx.skills) await createRoutine(h, ctx.token, ctx.entityId, skill.id, { max_charge_cents: 500 });
@@ -63,16 +42,8 @@ describe("routines on a Redis Cluster with two worker processes", { timeout: 90_
       return Math.min(...routines.map((r) => rows.find((row) => row.routineId === r.id)?._count ?? 0));
     };
     await until("three occurrences of every routine", async () => (await runsPerRoutine()) >= 3, 45_000);
-    for (const child of workers) child.kill("SIGTERM");
-    await Promise.all(
-      workers.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) resolve();
-            else child.once("exit", () => resolve());
-          }),
-      ),
-    );
+    for (const { child } of workers) child.kill("SIGTERM");
+    await Promise.all(workers.map(({ child }) => exited(child)));
 
     const runs = await h.deps.db.workflowRun.findMany({ where: { entityId: ctx.entityId } });
     const occurrences = await h.deps.db.routineOccurrence.findMany({
@@ -89,7 +60,7 @@ describe("routines on a Redis Cluster with two worker processes", { timeout: 90_
       }
     }
     // Both processes took part in dispatching.
-    const dispatching = workers.filter((child) => text(child).includes("routine run dispatched"));
+    const dispatching = workers.filter(({ text }) => text().includes("routine run dispatched"));
     expect(dispatching.length).toBe(2);
   });
 });

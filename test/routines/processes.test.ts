@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../../src/platform/paths.js";
 import { TICK_SCHEDULER_ID } from "../../src/routines/scheduler.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { type RedisServer, startRedisServer, until } from "../reliability/support/processes.js";
+import { exited, type RedisServer, startRedisServer, startWorkerProcess as startWorker, until } from "../reliability/support/processes.js";
 import { onboardCompany } from "../runs/helpers.js";
 import { createRoutine, reach } from "./support.js";
 
@@ -17,13 +15,12 @@ import { createRoutine, reach } from "./support.js";
  */
 const HOUR_MS = 100;
 const DAY = 24 * HOUR_MS;
-const root = projectRoot();
 
 let redis: RedisServer;
 let h: Harness;
 const children: ChildProcess[] = [];
-const output = new Map<ChildProcess, string[]>();
-const text = (child: ChildProcess) => (output.get(child) ?? []).join("");
+const texts = new Map<ChildProcess, () => string>();
+const text = (child: ChildProcess) => texts.get(child)?.() ?? "";
 beforeAll(async () => {
   redis = await startRedisServer({ persistence: "none" });
   h = await createHarness({ REDIS_URL: redis.url, ROUTINE_HOUR_MS: String(HOUR_MS), ROUTINE_TICK_MS: "100" });
@@ -35,31 +32,15 @@ afterAll(async () => {
 });
 
 function startWorkerProcess(): ChildProcess {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
-  for (const [name, value] of Object.entries(h.config)) if (value !== undefined) env[name] = String(value);
-  env.LOG_LEVEL = "info";
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "workers/index.ts")], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  output.set(child, lines);
-  child.stdout?.on("data", (c: Buffer) => lines.push(String(c)));
-  child.stderr?.on("data", (c: Buffer) => lines.push(String(c)));
-  children.push(child);
-  return child;
+  const started = startWorker(h.config);
+  texts.set(started.child, started.text);
+  children.push(started.child);
+  return started.child;
 }
 
 const started = (child: ChildProcess) =>
   until(`worker ${child.pid} started`, async () => text(child).includes("worker started"), 30_000).catch((err: Error) => {
     throw new Error(`${err.message}; it wrote: ${text(child).slice(0, 2000)}`);
-  });
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once("exit", () => resolve());
   });
 
 describe("routines with two worker processes", { timeout: 120_000 }, () => {

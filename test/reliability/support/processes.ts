@@ -198,3 +198,33 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** A worker process (the Procfile's entry) started with a harness's settings, its output kept. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Everything it wrote so far, stdout and stderr. */
+  text: () => string;
+}
+
+export function startWorkerProcess(config: object, extra: Record<string, string> = {}): WorkerProcess {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
+  for (const [name, value] of Object.entries(config)) if (value !== undefined) env[name] = String(value);
+  Object.assign(env, { LOG_LEVEL: "info", ...extra });
+  const root = path.resolve(import.meta.dirname, "../../..");
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "workers/index.ts")], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  child.stdout?.on("data", (c: Buffer) => lines.push(String(c)));
+  child.stderr?.on("data", (c: Buffer) => lines.push(String(c)));
+  return { child, text: () => lines.join("") };
+}
+
+/** Resolves once the process has exited (at once if it already has). */
+export const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once("exit", () => resolve());
+  });
