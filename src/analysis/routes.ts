@@ -1,4 +1,4 @@
-import { CANCEL_DESCRIPTION } from "../jobs/routes.js";
+import { cancelRoute } from "../jobs/routes.js";
 import { AUTH, type AuthContext, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
@@ -54,23 +54,19 @@ export const analysisRoutes = (deps: AppDeps) => [
     responses: { 200: { description: "The analysis", schema: AnalysisRecord }, ...readResponses },
     handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await readableAnalysis(deps.db, reader(auth), params.analysis_id)) }),
   }),
-  defineRoute({
-    method: "post",
+  cancelRoute({
     path: "/agent/v1/analysis/:analysis_id/cancel",
     summary: "Cancel an analysis; its stream ends with an `error` event whose status is `cancelled`",
-    description: CANCEL_DESCRIPTION,
     tags,
     auth: AUTH.ingest,
     params: AnalysisIdParams,
-    responses: {
-      200: { description: "The analysis, now cancelled (a repeated cancel answers the same)", schema: AnalysisRecord },
-      ...readResponses,
-      409: { description: "The analysis already ended; `status` names how (conflict)" },
-    },
-    handler: async ({ params, auth }) => {
+    schema: AnalysisRecord,
+    what: "The analysis",
+    responses: { 403: readResponses[403] },
+    cancel: async (params, auth) => {
       const analysis = await readableAnalysis(deps.db, reader(auth), params.analysis_id);
       await cancelAnalysis(deps, analysis.id);
-      return { body: toAnalysisRecord(await deps.db.analysis.findUniqueOrThrow({ where: { id: analysis.id } })) };
+      return toAnalysisRecord(await deps.db.analysis.findUniqueOrThrow({ where: { id: analysis.id } }));
     },
   }),
   defineRoute({

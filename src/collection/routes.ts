@@ -1,4 +1,4 @@
-import { CANCEL_DESCRIPTION } from "../jobs/routes.js";
+import { cancelRoute } from "../jobs/routes.js";
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { ValidationFailed } from "../platform/errors.js";
@@ -57,29 +57,23 @@ function statusRoute(deps: AppDeps, path: string, summary: string) {
   });
 }
 
-function cancelRoute(deps: AppDeps, path: string, summary: string) {
-  return defineRoute({
-    method: "post",
+const cancelJobRoute = (deps: AppDeps, path: string, summary: string) =>
+  cancelRoute({
     path,
     summary,
-    description: CANCEL_DESCRIPTION,
     tags,
     auth: AUTH.ingest,
     params: JobIdParams,
-    responses: {
-      200: { description: "The job, now cancelled (a repeated cancel answers the same)", schema: JobStatusResponse },
-      404: { description: "Unknown job, or not visible to the caller" },
-      409: { description: "The job already ended; `status` names how (conflict)" },
-    },
-    handler: async ({ params, auth }) => ({ body: await cancelCollectionJob(deps, callerId(auth), params.job_id) }),
+    schema: JobStatusResponse,
+    what: "The job",
+    cancel: (params, auth) => cancelCollectionJob(deps, callerId(auth), params.job_id),
   });
-}
 
 export const collectionRoutes = (deps: AppDeps) => [
   createRoute(deps, "collection", "/agent/v1/ingest/collection/jobs", "Create a collection job (collection_only stops before synthesis)"),
   statusRoute(deps, "/agent/v1/ingest/collection/jobs/:job_id", "Poll a collection job"),
-  cancelRoute(deps, "/agent/v1/ingest/collection/jobs/:job_id/cancel", "Cancel a collection job"),
+  cancelJobRoute(deps, "/agent/v1/ingest/collection/jobs/:job_id/cancel", "Cancel a collection job"),
   createRoute(deps, "research", "/agent/v1/ingest/research/jobs", "Create a research job (older route: always continues into synthesis)"),
   statusRoute(deps, "/agent/v1/ingest/research/jobs/:job_id", "Poll a research job"),
-  cancelRoute(deps, "/agent/v1/ingest/research/jobs/:job_id/cancel", "Cancel a research job"),
+  cancelJobRoute(deps, "/agent/v1/ingest/research/jobs/:job_id/cancel", "Cancel a research job"),
 ];

@@ -1,4 +1,4 @@
-import { CANCEL_DESCRIPTION } from "../jobs/routes.js";
+import { cancelRoute } from "../jobs/routes.js";
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
@@ -40,19 +40,14 @@ export const notesRoutes = (deps: AppDeps) => [
     responses: { 200: { description: "The sync's state", schema: SyncStatus } },
     handler: async ({ params, auth }) => ({ body: await syncStatus(deps, callerId(auth), params.request_id) }),
   }),
-  defineRoute({
-    method: "post",
+  cancelRoute({
     path: "/api/meetingnotes/sync/:request_id/cancel",
     summary: "Cancel a meeting-note import",
-    description: CANCEL_DESCRIPTION,
     tags,
     auth: AUTH.ingest,
     params: SyncStatusParams,
-    responses: {
-      200: { description: "The sync's state, now cancelled (a repeated cancel answers the same)", schema: SyncStatus },
-      404: { description: "Unknown request_id, or not the caller's" },
-      409: { description: "The sync already ended; `status` names how (conflict)" },
-    },
-    handler: async ({ params, auth }) => ({ body: await cancelSync(deps, callerId(auth), params.request_id) }),
+    schema: SyncStatus,
+    what: "The sync",
+    cancel: (params, auth) => cancelSync(deps, callerId(auth), params.request_id),
   }),
 ];

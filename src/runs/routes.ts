@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CANCEL_DESCRIPTION } from "../jobs/routes.js";
+import { cancelRoute } from "../jobs/routes.js";
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
@@ -53,22 +53,16 @@ export const runRoutes = (deps: AppDeps) => [
       body: await getRun(deps.db, callerId(auth), { entityId: params.entity_id, skillId: params.skill_id, runId: params.run_id }),
     }),
   }),
-  defineRoute({
-    method: "post",
+  cancelRoute({
     path: "/api/entities/:entity_id/skills/:skill_id/runs/:run_id/cancel",
     summary: "Cancel a workflow run: charged only for the work done, the rest of its reservation released",
-    description: CANCEL_DESCRIPTION,
     tags,
     auth: AUTH.full,
     params: RunParams,
-    responses: {
-      200: { description: "The run, now cancelled (a repeated cancel answers the same)", schema: RunRecord },
-      404: { description: "Unknown run, or not visible to the caller" },
-      409: { description: "The run already ended; `status` names how (conflict)" },
-    },
-    handler: async ({ params, auth }) => ({
-      body: await cancelRun(deps, callerId(auth), { entityId: params.entity_id, skillId: params.skill_id, runId: params.run_id }),
-    }),
+    schema: RunRecord,
+    what: "The run",
+    cancel: (params, auth) =>
+      cancelRun(deps, callerId(auth), { entityId: params.entity_id, skillId: params.skill_id, runId: params.run_id }),
   }),
   defineRoute({
     method: "get",
