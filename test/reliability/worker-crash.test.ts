@@ -70,7 +70,7 @@ const exited = (child: ChildProcess) =>
     else child.once("exit", () => resolve());
   });
 
-describe("a worker process killed mid-job", () => {
+describe("a worker process killed mid-job", { timeout: 90_000 }, () => {
   it("has its job retried by another worker process, completed once, without duplicate rows", async () => {
     const token = await h.token();
     const auth = { Authorization: `Bearer ${token}` };
