@@ -1,5 +1,5 @@
 import { CoverageInputSchema } from "../coverage/schemas.js";
-import { recordCoverage } from "../coverage/service.js";
+import { recordCoverageIf } from "../coverage/service.js";
 import { SourceItem } from "../ingest/schemas.js";
 import { ingestContent } from "../ingest/service.js";
 import { type CancelWatch, JobCancelled } from "../jobs/cancellation.js";
@@ -7,7 +7,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { createHttpClient, UpstreamError } from "./collectors/http.js";
 import { type CollectorRegistry, noCollectorReason } from "./collectors/index.js";
 import type { CollectedSource, Collector, CollectorEntity, CollectorInput } from "./collectors/types.js";
-import { assertFence, FenceLost, type PlatformProgress, savePlatformProgress } from "./progress.js";
+import { assertFence, FenceLost, type PlatformProgress, platformProgressUpdate, savePlatformProgress } from "./progress.js";
 
 /**
  * One platform of one job: page through the collector from the stored cursor, store
@@ -107,15 +107,16 @@ export async function runPlatform(
   const save = (p: PlatformProgress) => savePlatformProgress(deps.db, job.id, job.fence, platform, p);
   const p: PlatformProgress = { ...start, started_at: start.started_at ?? new Date().toISOString(), error: null };
   const collector: Collector | undefined = collectors[platform];
-  if (!collector) return settle(deps, job, entity, platform, p, "blocked", noCollectorReason(platform), save);
+  if (!collector) return settle(deps, job, entity, platform, p, "blocked", noCollectorReason(platform));
   const input = collectorInput(deps, job, entity, collector);
   const blocked = collector.blockedReason(input);
-  if (blocked) return settle(deps, job, entity, platform, p, "blocked", blocked, save, collector.describe(input));
+  if (blocked) return settle(deps, job, entity, platform, p, "blocked", blocked, collector.describe(input));
 
   p.status = "running";
   p.query = collector.describe(input).slice(0, 5000);
   if (p.pages === 0) p.cursor_start = p.cursor;
-  await save(p);
+  // Progress is written after each stored page and when the platform settles (with its coverage
+  // record): a platform read in one page costs one write.
   const maxPages = maxPagesFor(deps.config, job.depth) * (collector.onePagePerItem ? input.pageSize : 1);
   let note: string | null = null;
   try {
@@ -158,37 +159,27 @@ export async function runPlatform(
     }
     p.error = message;
     if (p.pages > 0)
-      return settle(deps, job, entity, platform, p, "bounded", `stopped after ${p.pages} page(s): ${message}`, save, p.query ?? undefined);
+      return settle(deps, job, entity, platform, p, "bounded", `stopped after ${p.pages} page(s): ${message}`, p.query ?? undefined);
     // Nothing read: a refusal proves the platform is blocked; otherwise nothing is known of its coverage.
     const [state, reason] = nothingRead(upstream, message);
-    return settle(deps, job, entity, platform, p, state, reason, save, p.query ?? undefined);
+    return settle(deps, job, entity, platform, p, state, reason, p.query ?? undefined);
   }
 
   if (!p.reached_end) {
-    return settle(
-      deps,
-      job,
-      entity,
-      platform,
-      p,
-      "bounded",
-      note ?? `stopped by the page limit (${maxPages} pages)`,
-      save,
-      p.query ?? undefined,
-    );
+    return settle(deps, job, entity, platform, p, "bounded", note ?? `stopped by the page limit (${maxPages} pages)`, p.query ?? undefined);
   }
   if (platform === "web" && p.targets.length > 0) {
     const failed = p.targets.filter((t) => t.status === "failed");
     if (failed.length === p.targets.length) {
       const reason = `no URL could be read: ${failed.map((t) => `${t.target}: ${t.error}`).join("; ")}`.slice(0, 4000);
-      return settle(deps, job, entity, platform, p, "blocked", reason, save, p.query ?? undefined);
+      return settle(deps, job, entity, platform, p, "blocked", reason, p.query ?? undefined);
     }
     if (failed.length > 0) {
       const reason = `${failed.length} of ${p.targets.length} URLs could not be read`;
-      return settle(deps, job, entity, platform, p, "sampled", reason, save, p.query ?? undefined);
+      return settle(deps, job, entity, platform, p, "sampled", reason, p.query ?? undefined);
     }
   }
-  return settle(deps, job, entity, platform, p, p.partial ?? "exhaustive", p.partial ? note : null, save, p.query ?? undefined);
+  return settle(deps, job, entity, platform, p, p.partial ?? "exhaustive", p.partial ? note : null, p.query ?? undefined);
 }
 
 /** The coverage of a platform whose collector failed before reading a page, and why, in words. */
@@ -217,7 +208,6 @@ async function settle(
   p: PlatformProgress,
   state: "exhaustive" | "bounded" | "sampled" | "blocked" | "unknown",
   reason: string | null,
-  save: (p: PlatformProgress) => Promise<void>,
   query?: string,
 ): Promise<PlatformOutcome> {
   p.coverage_state = state;
@@ -240,23 +230,21 @@ async function settle(
             error: (p.error ?? (state === "blocked" ? reason : null))?.slice(0, 5000) ?? undefined,
           },
         ];
-  await assertFence(deps.db, job.id, job.fence);
-  await recordCoverage(
-    deps.db,
-    entity,
-    CoverageInputSchema.parse({
-      coverage_state: state,
-      collector: platform,
-      collection_scope: collectionScope(job.depth),
-      run_id: job.id,
-      query: query?.slice(0, 5000),
-      started_at: p.started_at,
-      finished_at: p.finished_at,
-      targets,
-      totals: { found: p.found, stored: p.stored, inserted: p.inserted, deduplicated: p.deduplicated, pages: p.pages },
-      notes: reason?.slice(0, 5000),
-    }),
-  );
-  await save(p);
+  const coverage = CoverageInputSchema.parse({
+    coverage_state: state,
+    collector: platform,
+    collection_scope: collectionScope(job.depth),
+    run_id: job.id,
+    query: query?.slice(0, 5000),
+    started_at: p.started_at,
+    finished_at: p.finished_at,
+    targets,
+    totals: { found: p.found, stored: p.stored, inserted: p.inserted, deduplicated: p.deduplicated, pages: p.pages },
+    notes: reason?.slice(0, 5000),
+  });
+  // One statement: the fenced progress write, and the coverage record only if the fence held (a run
+  // that lost the job records nothing).
+  const recorded = await recordCoverageIf(deps.db, entity, coverage, platformProgressUpdate(job.id, job.fence, platform, p));
+  if (!recorded) throw new FenceLost(job.id);
   return "settled";
 }

@@ -1,4 +1,4 @@
-import type { Db } from "../platform/db.js";
+import { type Db, Prisma } from "../platform/db.js";
 
 /**
  * Per-platform progress of a collection job, kept in `collection_jobs.progress` (one key
@@ -83,6 +83,13 @@ export class FenceLost extends Error {
   }
 }
 
+/** The fenced write of one platform's progress: a statement that returns a row when it applied. */
+export const platformProgressUpdate = (jobId: string, fence: number, platform: string, progress: PlatformProgress) => Prisma.sql`
+    UPDATE collection_jobs
+    SET progress = jsonb_set(progress, ARRAY[${platform}]::text[], ${JSON.stringify(progress)}::jsonb, true), updated_at = now()
+    WHERE id = ${jobId}::uuid AND attempts = ${fence}
+    RETURNING 1`;
+
 /** Writes one platform's progress if this run still owns the job. */
 export async function savePlatformProgress(
   db: Db,
@@ -91,10 +98,7 @@ export async function savePlatformProgress(
   platform: string,
   progress: PlatformProgress,
 ): Promise<void> {
-  const updated = await db.$executeRaw`
-    UPDATE collection_jobs
-    SET progress = jsonb_set(progress, ARRAY[${platform}]::text[], ${JSON.stringify(progress)}::jsonb, true), updated_at = now()
-    WHERE id = ${jobId}::uuid AND attempts = ${fence}`;
+  const updated = await db.$executeRaw(platformProgressUpdate(jobId, fence, platform, progress));
   if (updated === 0) throw new FenceLost(jobId);
 }
 

@@ -34,7 +34,17 @@ export interface CollectionRunResult {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** The columns of a claimed job the run needs (read in the claiming statement itself). */
+/** The entity a job collects for, as its collectors see it. */
+interface ClaimedEntity {
+  id: string;
+  workspaceId: string;
+  name: string;
+  url: string;
+  keywords: string[];
+  collectionTargets: unknown;
+}
+
+/** The columns of a claimed job the run needs, and its entity (null when gone), read in the claiming statement itself. */
 interface ClaimedJob {
   id: string;
   userId: string;
@@ -48,17 +58,26 @@ interface ClaimedJob {
   analysisId: string | null;
   attempts: number;
   createdAt: Date;
+  entity: ClaimedEntity | null;
 }
 
 async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<ClaimedJob | "finished"> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const rows = await deps.db.$queryRaw<ClaimedJob[]>`
-      UPDATE collection_jobs
-      SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
-      WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
-      RETURNING id, user_id AS "userId", entity_id AS "entityId", objective, questions, depth, platforms,
-        collection_only AS "collectionOnly", progress, analysis_id AS "analysisId", attempts, created_at AS "createdAt"`;
+      WITH claimed AS (
+        UPDATE collection_jobs
+        SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
+        WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
+        RETURNING id, user_id, entity_id, objective, questions, depth, platforms, collection_only, progress, analysis_id, attempts, created_at
+      )
+      SELECT c.id, c.user_id AS "userId", c.entity_id AS "entityId", c.objective, c.questions, c.depth, c.platforms,
+        c.collection_only AS "collectionOnly", c.progress, c.analysis_id AS "analysisId", c.attempts, c.created_at AS "createdAt",
+        CASE WHEN e.id IS NULL THEN NULL ELSE json_build_object(
+          'id', e.id, 'workspaceId', e.workspace_id, 'name', e.name, 'url', e.url, 'keywords', e.keywords,
+          'collectionTargets', e.collection_targets
+        ) END AS entity
+      FROM claimed c LEFT JOIN entities e ON e.id = c.entity_id`;
     if (rows[0]) return rows[0];
     const existing = await deps.db.collectionJob.findUnique({ where: { id: jobId }, select: { status: true } });
     // A finished job (re-delivered, or re-added by a replayed create) is not run again;
@@ -82,7 +101,7 @@ export async function runCollectionJob(
   const row = claimed;
   const fence = row.attempts;
 
-  const entity = await deps.db.entity.findUnique({ where: { id: row.entityId } });
+  const entity = row.entity;
   if (!entity) {
     const failed = await deps.db.$executeRaw`
       UPDATE collection_jobs SET status = 'failed', error = 'the entity no longer exists', finished_at = now(), updated_at = now()
@@ -105,7 +124,7 @@ export async function runCollectionJob(
 async function collect(
   deps: RunDeps,
   row: ClaimedJob,
-  entity: NonNullable<Awaited<ReturnType<RunDeps["db"]["entity"]["findUnique"]>>>,
+  entity: ClaimedEntity,
   options: CollectionRunOptions & { finalAttempt: boolean; cancel: CancelWatch },
 ): Promise<CollectionRunResult> {
   const jobId = row.id;
@@ -145,9 +164,11 @@ async function collect(
     throw new Error(`transient upstream failures on ${retrying.join(", ")}; the job is retried with backoff`);
   }
 
-  await options.cancel.check();
   let analysisId = row.analysisId;
   if (!row.collectionOnly && !analysisId) {
+    // A cancelled job starts no analysis. (Completing needs no read first: the completion below
+    // is fenced by status = 'running', so a cancelled row stays cancelled and the run ends so.)
+    await options.cancel.check();
     analysisId = await startAnalysis(deps, row);
   }
   const done = await deps.db.$executeRaw`

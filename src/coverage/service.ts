@@ -1,14 +1,41 @@
 import { randomUUID } from "node:crypto";
 import { storableJson, storableText } from "../ingest/dedup.js";
 import type { CoverageState } from "../ingest/vocabulary.js";
-import type { Db, DbTx } from "../platform/db.js";
+import { type Db, type DbTx, Prisma } from "../platform/db.js";
 import type { CoverageInput, CoverageResponse } from "./schemas.js";
 
 /**
  * Coverage records: one per (entity, run, collector). Posting the same run again
- * replaces the record and its targets, in one transaction.
+ * replaces the record and its targets. Writers of the same record take turns (a
+ * transaction-scoped advisory lock), so racing posts end with one record and the target
+ * list of one of them.
  */
 export async function recordCoverage(db: Db, entity: { id: string }, input: CoverageInput): Promise<CoverageResponse> {
+  const runId = input.run_id ?? randomUUID();
+  const key = `coverage:${entity.id}:${runId}:${input.collector}`;
+  const recorded = await db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT 1 FROM pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+    // A statement after the lock: its snapshot sees the targets of the writer before.
+    return recordCoverageIf(tx, entity, { ...input, run_id: runId }, Prisma.sql`SELECT 1`);
+  });
+  if (!recorded) throw new Error("coverage upsert returned no row");
+  return recorded;
+}
+
+/**
+ * Writes a coverage record and its targets in one statement together with `guard`, a statement
+ * that must return a row for anything to be written (e.g. a fenced UPDATE … RETURNING): atomic
+ * with it, one round trip. Returns null, writing nothing, when the guard returns no row.
+ * The removal of a replaced record's targets sees those committed before the statement began,
+ * so writers of one record must not race: `recordCoverage` makes them take turns; a collection
+ * run's guard is its fenced progress write (one live run per job).
+ */
+export async function recordCoverageIf(
+  db: Db | DbTx,
+  entity: { id: string },
+  input: CoverageInput,
+  guard: Prisma.Sql,
+): Promise<CoverageResponse | null> {
   const runId = input.run_id ?? randomUUID();
   const targets = input.targets.map((t, position) => ({
     position,
@@ -28,39 +55,52 @@ export async function recordCoverage(db: Db, entity: { id: string }, input: Cove
   }));
   const totals = JSON.stringify(storableJson(input.totals));
 
-  const recorded = await db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ id: string }[]>`
+  // The guard, the upsert, the removal of a replaced record's targets and the new targets:
+  // data-modifying CTEs of one statement (the DELETE sees only the targets that were there before it).
+  const rows = await db.$queryRaw<{ recorded: number }[]>`
+    WITH guard AS (${guard}),
+    record AS (
       INSERT INTO coverage_records (
         id, entity_id, run_id, collector, collection_scope, coverage_state, query, started_at, finished_at, totals, notes
-      ) VALUES (
+      )
+      SELECT
         gen_random_uuid(), ${entity.id}::uuid, ${storableText(runId)}, ${input.collector}, ${storableText(input.collection_scope)},
         ${input.coverage_state}, ${input.query === undefined ? null : storableText(input.query)}::text,
         ${input.started_at ?? null}::text, ${input.finished_at ?? null}::text, ${totals}::jsonb,
         ${input.notes === undefined ? null : storableText(input.notes)}::text
-      )
+      WHERE EXISTS (SELECT 1 FROM guard)
       ON CONFLICT (entity_id, run_id, collector) DO UPDATE SET
         collection_scope = EXCLUDED.collection_scope, coverage_state = EXCLUDED.coverage_state, query = EXCLUDED.query,
         started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, totals = EXCLUDED.totals,
         notes = EXCLUDED.notes, updated_at = clock_timestamp()
-      RETURNING id`;
-    const recordId = rows[0]?.id;
-    if (!recordId) throw new Error("coverage upsert returned no row");
-    await tx.$executeRaw`DELETE FROM coverage_targets WHERE coverage_record_id = ${recordId}::uuid`;
-    if (targets.length === 0) return 0;
-    return tx.$executeRaw`
+      RETURNING id
+    ),
+    replaced AS (
+      DELETE FROM coverage_targets ct USING record WHERE ct.coverage_record_id = record.id
+    ),
+    inserted AS (
       INSERT INTO coverage_targets (
         id, coverage_record_id, position, target, target_type, role, source_group, sender_type, status,
         items_found, items_stored, cursor_start, cursor_end, reached_end, error, metadata
       )
-      SELECT gen_random_uuid(), ${recordId}::uuid, t.position, t.target, t.target_type, t.role, t.source_group, t.sender_type,
+      SELECT gen_random_uuid(), record.id, t.position, t.target, t.target_type, t.role, t.source_group, t.sender_type,
         t.status, t.items_found, t.items_stored, t.cursor_start, t.cursor_end, t.reached_end, t.error, t.metadata
-      FROM json_to_recordset(${JSON.stringify(targets)}::json) AS t(
+      FROM record, json_to_recordset(${JSON.stringify(targets)}::json) AS t(
         position int, target text, target_type text, role text, source_group text, sender_type text, status text,
         items_found int, items_stored int, cursor_start text, cursor_end text, reached_end boolean, error text, metadata jsonb
-      )`;
-  });
+      )
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM inserted)::int AS recorded FROM record`;
+  if (!rows[0]) return null;
 
-  return { status: "recorded", entity_id: entity.id, run_id: runId, coverage_state: input.coverage_state, targets_recorded: recorded };
+  return {
+    status: "recorded",
+    entity_id: entity.id,
+    run_id: runId,
+    coverage_state: input.coverage_state,
+    targets_recorded: rows[0].recorded,
+  };
 }
 
 export interface LatestCoverage {
