@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -27,7 +28,14 @@ import { createRedis } from "../../src/platform/redis.js";
  * `--web N` runs N web processes (as a horizontally scaled web tier would), each loaded by
  * its own autocannon instance with its share of the connections and jobs.
  *
- *   npx tsx bench/queue/index.ts [--jobs 5000] [--connections 64] [--users 32] [--web 1] [--raw-jobs 20000] [--worker-concurrency 32]
+ * `--workers N` runs N worker processes (workers scale horizontally, as web processes do).
+ *
+ * Besides rates, it prints each job's create → completed latency (p50/p95, from the rows'
+ * `created_at` and `finished_at`) and the CPU time spent per job by the web process(es),
+ * the worker process(es) and the database's server processes serving the bench (read from
+ * /proc): on a shared machine the CPU per job varies far less than the rates do.
+ *
+ *   npx tsx bench/queue/index.ts [--jobs 5000] [--connections 64] [--users 32] [--web 1] [--workers 1] [--raw-jobs 20000] [--worker-concurrency 32]
  */
 const { values: args } = parseArgs({
   options: {
@@ -37,6 +45,7 @@ const { values: args } = parseArgs({
     "worker-concurrency": { type: "string", default: "32" },
     users: { type: "string", default: "32" },
     web: { type: "string", default: "1" },
+    workers: { type: "string", default: "1" },
     "cpu-prof": { type: "string" },
     "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
     "redis-url": { type: "string", default: "redis://127.0.0.1:6379" },
@@ -48,6 +57,7 @@ const rawJobs = Number(args["raw-jobs"]);
 const workerConcurrency = Number(args["worker-concurrency"]);
 const users = Number(args.users);
 const webProcesses = Number(args.web);
+const workerProcesses = Number(args.workers);
 const redisUrl = args["redis-url"] as string;
 
 const SECRET = "bench-queue-secret-0123456789";
@@ -86,6 +96,22 @@ function spawn(script: string, env: Record<string, string>): ChildProcess {
   const child = fork(script, [], { cwd: root, env: { ...process.env, ...env }, execArgv, stdio: "inherit" });
   children.push(child);
   return child;
+}
+
+/** CPU time (user + system, ms) used so far by the given processes, from /proc (0 for a process that is gone). */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
 async function stop(child: ChildProcess) {
@@ -252,25 +278,51 @@ try {
   );
 
   // ---------------------------------------------------------------- 3. processing only
-  const worker = spawn("bench/queue/worker.ts", env);
+  const webPids = children.map((c) => c.pid as number);
+  const backendPids = async () =>
+    (await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [dbName])).rows.map(
+      (r) => r.pid,
+    );
+  const workers = Array.from({ length: workerProcesses }, () => spawn("bench/queue/worker.ts", env));
+  const workerPids = workers.map((c) => c.pid as number);
   const total = await count("");
   const t2 = performance.now();
   await waitFor(async () => (await count("WHERE status = 'completed'")) === total, 600_000, "the worker to drain");
   const drainMs = performance.now() - t2;
-  console.log(`worker       drained ${fmt(total)} jobs to completed: ${fmt(rate(total, drainMs))} jobs/s (includes worker start-up)`);
+  const drainCpu = cpuMs(workerPids);
+  console.log(
+    `worker       drained ${fmt(total)} jobs to completed: ${fmt(rate(total, drainMs))} jobs/s, ${workerProcesses} worker process(es) ` +
+      `(includes worker start-up; worker CPU ${(drainCpu / total).toFixed(2)} ms per job)`,
+  );
 
   // ---------------------------------------------------------------- 4. end to end
   const before = await count("");
+  const pgPids = await backendPids();
+  const cpu0 = { web: cpuMs(webPids), worker: cpuMs(workerPids), pg: cpuMs(pgPids) };
   const t3 = performance.now();
   const e2e = await create(jobs, "e2e");
   const createMs = performance.now() - t3;
   await waitFor(async () => (await count("WHERE status = 'completed'")) === before + e2e.ok, 600_000, "end-to-end completion");
   const e2eMs = performance.now() - t3;
+  // Server processes started during the phase count from zero.
+  const pgAll = [...new Set([...pgPids, ...(await backendPids())])];
+  const cpu = { web: cpuMs(webPids) - cpu0.web, worker: cpuMs(workerPids) - cpu0.worker, pg: cpuMs(pgAll) - cpu0.pg };
+  const {
+    rows: [latency],
+  } = await db.query<{ p50: number; p95: number; max: number }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95, max(ms) AS max
+     FROM (SELECT extract(epoch FROM finished_at - created_at) * 1000 AS ms FROM collection_jobs WHERE idempotency_key LIKE 'e2e-%') j`,
+  );
   console.log(
     `end to end   created ${fmt(rate(e2e.ok, createMs))} jobs/s through HTTP while the worker ran; ` +
-      `create → completed ${fmt(rate(e2e.ok, e2eMs))} jobs/s (${fmt(e2e.ok)} jobs in ${Math.round(e2eMs)} ms; ${e2e.non2xx} non-2xx)`,
+      `create → completed ${fmt(rate(e2e.ok, e2eMs))} jobs/s (${fmt(e2e.ok)} jobs in ${Math.round(e2eMs)} ms; ${e2e.non2xx} non-2xx); ` +
+      `HTTP p50 ${e2e.p50} ms, p99 ${e2e.p99} ms; create → completed p50 ${Math.round(latency?.p50 ?? 0)} ms, p95 ${Math.round(latency?.p95 ?? 0)} ms, max ${Math.round(latency?.max ?? 0)} ms`,
   );
-  await stop(worker);
+  console.log(
+    `CPU per job  web ${(cpu.web / e2e.ok).toFixed(2)} ms, worker ${(cpu.worker / e2e.ok).toFixed(2)} ms, ` +
+      `PostgreSQL ${(cpu.pg / e2e.ok).toFixed(2)} ms (end to end; ${pgAll.length} server processes)`,
+  );
+  await Promise.all(workers.map(stop));
   console.log(
     `load average ${loadavg()
       .map((l) => l.toFixed(2))
