@@ -79,7 +79,7 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
     data: { status: "running" },
   });
   if (started.count === 0) return { status: "cancelled" };
-  const cancel = watchCancellation("The analysis", rowStatus(deps.db, "analyses", analysisId));
+  const cancel = watchCancellation("The analysis", rowStatus(deps.db, "analysis", analysisId));
   try {
     return await analyse(deps, row, attempt, cancel);
   } finally {

@@ -1,4 +1,5 @@
 import type { Prisma } from "../generated/prisma/client.js";
+import { LIVE_QUEUE_STATES } from "../jobs/queue-entries.js";
 import type { AppDeps } from "../platform/deps.js";
 import { isUuid } from "../workspaces/access.js";
 import { type PlatformProgress, readProgress } from "./progress.js";
@@ -11,7 +12,6 @@ import { queueStateOf, stalledReason } from "./status.js";
  * platform's cursor; platforms that ended `failed` (or were waiting to retry) run
  * again, settled ones are not repeated.
  */
-const LIVE_STATES = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
 
 type Deps = Pick<AppDeps, "db" | "queues">;
 
@@ -25,7 +25,7 @@ export async function requeueJob(deps: Deps, jobId: string): Promise<string> {
   const existing = await queue.getJob(row.queueJobId);
   if (existing) {
     const state = await existing.getState();
-    if (LIVE_STATES.has(state)) return `collection job ${jobId} is already ${state} in the queue`;
+    if (LIVE_QUEUE_STATES.has(state)) return `collection job ${jobId} is already ${state} in the queue`;
     await existing.remove();
   }
 

@@ -110,7 +110,7 @@ export async function runCollectionJob(
       await jobEnded(deps, { kind: "collection_job", id: jobId, status: "failed", data: { error: "the entity no longer exists" } });
     return { status: "failed", analysisId: null };
   }
-  const cancel = options.cancel ?? watchCancellation("The collection job", rowStatus(deps.db, "collection_jobs", jobId));
+  const cancel = options.cancel ?? watchCancellation("The collection job", rowStatus(deps.db, "collection_job", jobId));
   try {
     return await collect(deps, row, entity, { ...options, cancel });
   } catch (err) {

@@ -1,4 +1,6 @@
 import type { Db } from "../platform/db.js";
+import type { JobKind } from "./events.js";
+import { KIND_TABLES } from "./states.js";
 
 /**
  * How a running job learns that it was cancelled. The cancel itself is a row transition
@@ -59,9 +61,10 @@ export const NEVER_CANCELLED: CancelWatch = {
   stop: () => undefined,
 };
 
+/** Reads the status of one job's row (undefined: no such row). */
 export const rowStatus =
-  (db: Db, table: "collection_jobs" | "analyses" | "workflow_runs" | "note_syncs", id: string): StatusReader =>
+  (db: Db, kind: JobKind, id: string): StatusReader =>
   async () => {
-    const rows = await db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM ${table} WHERE id = $1::uuid`, id);
+    const rows = await db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM ${KIND_TABLES[kind]} WHERE id = $1::uuid`, id);
     return rows[0]?.status;
   };

@@ -3,22 +3,16 @@ import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { publish } from "../platform/redis.js";
 import { recordJobEvent } from "../webhooks/dispatch.js";
+import { rowStatus } from "./cancellation.js";
 import type { JobEvent, JobKind } from "./events.js";
 import { jobIds } from "./ids.js";
-import { terminalEventState } from "./states.js";
+import { KIND_TABLES, terminalEventState } from "./states.js";
 
 /**
- * The lifecycle every job kind shares: the table behind each kind, the one cancel transition,
+ * The lifecycle every job kind shares: the one cancel transition,
  * removal of a queue entry that has not started, and what happens once a job has ended
  * (subscribers are told, and a workflow run waiting on the job continues).
  */
-export const KIND_TABLES = {
-  collection_job: "collection_jobs",
-  analysis: "analyses",
-  workflow_run: "workflow_runs",
-  note_sync: "note_syncs",
-} as const satisfies Record<JobKind, string>;
-
 export const KIND_NAMES: Record<JobKind, string> = {
   collection_job: "The collection job",
   analysis: "The analysis",
@@ -27,9 +21,6 @@ export const KIND_NAMES: Record<JobKind, string> = {
 };
 
 type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
-
-/** The job id of a workflow run's step that follows the end of one of its child jobs. */
-export const runContinuationJobId = jobIds.runContinuation;
 
 /**
  * `queued | running → cancelled`, in one statement. `changed` is false when the row had
@@ -41,16 +32,14 @@ export async function markCancelled(
   id: string,
   detail = "cancelled by the caller",
 ): Promise<{ changed: boolean; status: string | undefined }> {
-  const table = KIND_TABLES[kind];
   const updated = await db.$queryRawUnsafe<{ status: string }[]>(
-    `UPDATE ${table} SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now()
+    `UPDATE ${KIND_TABLES[kind]} SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now()
      WHERE id = $1::uuid AND status IN ('queued', 'running') RETURNING status`,
     id,
     detail,
   );
   if (updated[0]) return { changed: true, status: "cancelled" };
-  const rows = await db.$queryRawUnsafe<{ status: string }[]>(`SELECT status FROM ${table} WHERE id = $1::uuid`, id);
-  return { changed: false, status: rows[0]?.status };
+  return { changed: false, status: await rowStatus(db, kind, id)() };
 }
 
 /**
@@ -117,10 +106,17 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
     deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not continue the workflow run waiting on this job"),
   );
   const rows = await deps.db
-    .$queryRawUnsafe<{ workspace_id: string | null }[]>(WORKSPACE_SQL[ended.kind], ended.id)
-    .catch(() => [] as { workspace_id: string | null }[]);
+    .$queryRawUnsafe<{ workspace_id: string | null; subscribed: boolean }[]>(
+      // Most workspaces register no endpoint: one statement finds the workspace and whether anything listens.
+      `SELECT w.workspace_id, EXISTS (
+         SELECT 1 FROM webhook_endpoints x WHERE x.workspace_id = w.workspace_id AND x.deleted_at IS NULL
+       ) AS subscribed
+       FROM (${WORKSPACE_SQL[ended.kind]}) w`,
+      ended.id,
+    )
+    .catch(() => [] as { workspace_id: string | null; subscribed: boolean }[]);
   const workspaceId = rows[0]?.workspace_id;
-  if (!workspaceId) return;
+  if (!workspaceId || !rows[0]?.subscribed) return;
   const event: JobEvent = {
     kind: ended.kind,
     id: ended.id,
@@ -143,6 +139,6 @@ async function continueWaitingRuns(deps: Deps, ended: EndedJob): Promise<void> {
     ended.id,
   );
   for (const run of runs) {
-    await deps.queues.enqueue("workflow.run.v1", { runId: run.id }, { jobId: runContinuationJobId(run.id, ended.kind, ended.id) });
+    await deps.queues.enqueue("workflow.run.v1", { runId: run.id }, { jobId: jobIds.runContinuation(run.id, ended.kind, ended.id) });
   }
 }

@@ -7,7 +7,8 @@ import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { runJobId } from "../runs/service.js";
 import { requeueWebhookDeliveries } from "../webhooks/requeue.js";
-import { jobEnded, runContinuationJobId } from "./lifecycle.js";
+import { jobIds } from "./ids.js";
+import { jobEnded } from "./lifecycle.js";
 import { heldInQueue } from "./queue-entries.js";
 import { isLive } from "./states.js";
 
@@ -66,12 +67,12 @@ async function nextRunJobId(deps: Deps, run: { id: string; collectionJobId: stri
   if (run.analysisId) {
     const child = await deps.db.analysis.findUnique({ where: { id: run.analysisId }, select: { status: true } });
     if (child && isLive(child.status)) return undefined;
-    return runContinuationJobId(run.id, "analysis", run.analysisId);
+    return jobIds.runContinuation(run.id, "analysis", run.analysisId);
   }
   if (run.collectionJobId) {
     const child = await deps.db.collectionJob.findUnique({ where: { id: run.collectionJobId }, select: { status: true } });
     if (child && isLive(child.status)) return undefined;
-    return runContinuationJobId(run.id, "collection_job", run.collectionJobId);
+    return jobIds.runContinuation(run.id, "collection_job", run.collectionJobId);
   }
   return runJobId(run.id);
 }

@@ -1,4 +1,4 @@
-import type { TerminalState } from "./events.js";
+import type { JobKind, TerminalState } from "./events.js";
 
 /**
  * The one state machine of every job kind (collection jobs, analyses, workflow runs, note
@@ -40,3 +40,11 @@ export function terminalEventState(status: string): TerminalState | undefined {
   if (status === "completed" || status === "partial" || status === "failed" || status === "cancelled") return status;
   return undefined;
 }
+
+/** The table that holds each kind's rows (and their `status`). */
+export const KIND_TABLES = {
+  collection_job: "collection_jobs",
+  analysis: "analyses",
+  workflow_run: "workflow_runs",
+  note_sync: "note_syncs",
+} as const satisfies Record<JobKind, string>;

@@ -136,7 +136,8 @@ export async function runNoteSync(
   if (!entity) return fail(new AppError("not_found", "Entity was not found."));
 
   await deps.db.noteSync.updateMany({ where: { id: sync.id, status: "queued" }, data: { status: "running" } });
-  const cancel = watchCancellation("The meeting-note sync", rowStatus(deps.db, "note_syncs", sync.id));
+  const status = rowStatus(deps.db, "note_sync", sync.id);
+  const cancel = watchCancellation("The meeting-note sync", status);
   const client = new MeetingNotesClient({
     baseUrl: deps.config.MEETINGNOTES_API_URL,
     apiKey,
@@ -160,7 +161,7 @@ export async function runNoteSync(
     });
     return { status: "completed", result };
   } catch (err) {
-    if (err instanceof JobCancelled || cancel.signal.aborted || (await isCancelled(deps, sync.id))) return { status: "cancelled" };
+    if (err instanceof JobCancelled || cancel.signal.aborted || (await status()) === "cancelled") return { status: "cancelled" };
     if (err instanceof MeetingNotesError) return fail(providerFailure(err));
     if (err instanceof AppError) return fail(err);
     if (options.lastAttempt) await fail(new AppError("internal_error", "The meeting-note import failed; it has been logged."));
@@ -168,11 +169,6 @@ export async function runNoteSync(
   } finally {
     cancel.stop();
   }
-}
-
-async function isCancelled(deps: NotesDeps, syncId: string): Promise<boolean> {
-  const row = await deps.db.noteSync.findUnique({ where: { id: syncId }, select: { status: true } });
-  return row?.status === "cancelled";
 }
 
 async function storePage(

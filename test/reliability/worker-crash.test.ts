@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { until } from "./support/processes.js";
+import { exited, startWorkerProcess, until, type WorkerProcess } from "./support/processes.js";
 import { type HackerNewsFake, startHackerNews } from "./support/upstream.js";
 
 /**
@@ -16,12 +15,12 @@ import { type HackerNewsFake, startHackerNews } from "./support/upstream.js";
  */
 const PER_PAGE = 4;
 const PAGES = 2;
-const root = path.resolve(import.meta.dirname, "../..");
 
 let h: Harness;
 let hn: HackerNewsFake;
 const children: ChildProcess[] = [];
-const output: string[] = [];
+const workers: WorkerProcess[] = [];
+const output = () => workers.map((w) => w.text()).join("");
 
 beforeAll(async () => {
   hn = await startHackerNews(PER_PAGE, PAGES);
@@ -45,30 +44,16 @@ afterAll(async () => {
 });
 
 /**
- * Starts the worker entry (`workers/index.ts`) as one child process with the harness's
- * environment. Node loads TypeScript through tsx's loader (`--import tsx`) rather than
- * the `tsx` command, which runs the script in a grandchild that a SIGKILL of the command
- * would not reach.
+ * The worker entry (`workers/index.ts`) as one child process with the harness's environment.
+ * Node loads TypeScript through tsx's loader (`--import tsx`) rather than the `tsx` command,
+ * which runs the script in a grandchild that a SIGKILL of the command would not reach.
  */
-function startWorkerProcess(): ChildProcess {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
-  for (const [name, value] of Object.entries(h.config)) if (value !== undefined) env[name] = String(value);
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "workers/index.ts")], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.on("data", (c: Buffer) => output.push(String(c)));
-  child.stderr?.on("data", (c: Buffer) => output.push(String(c)));
-  children.push(child);
-  return child;
+function startWorker(): ChildProcess {
+  const started = startWorkerProcess(h.config);
+  workers.push(started);
+  children.push(started.child);
+  return started.child;
 }
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once("exit", () => resolve());
-  });
 
 describe("a worker process killed mid-job", { timeout: 90_000 }, () => {
   it("has its job retried by another worker process, completed once, without duplicate rows", async () => {
@@ -94,7 +79,7 @@ describe("a worker process killed mid-job", { timeout: 90_000 }, () => {
 
     // Worker one stores page 0, then waits on page 1, which the upstream holds.
     hn.hold(1);
-    const first = startWorkerProcess();
+    const first = startWorker();
     await until("page 0 stored and page 1 requested", async () => hn.held >= 1 && (await rows()) === PER_PAGE, 30_000);
     const during = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: jobId } });
     expect(during).toMatchObject({ status: "running", attempts: 1 });
@@ -105,7 +90,7 @@ describe("a worker process killed mid-job", { timeout: 90_000 }, () => {
     hn.release();
 
     // Worker two finds the job stalled once its lock lapses, and completes it.
-    const second = startWorkerProcess();
+    const second = startWorker();
     const done = await until(
       "the job completed by the second worker",
       async () => {
@@ -114,9 +99,9 @@ describe("a worker process killed mid-job", { timeout: 90_000 }, () => {
       },
       45_000,
     );
-    expect(done.status, `${done.error}\n${output.join("").slice(-3000)}`).toBe("completed");
+    expect(done.status, `${done.error}\n${output().slice(-3000)}`).toBe("completed");
     // Two claims: the killed run and the one that completed.
-    expect(done.attempts, `${JSON.stringify(done.progress)}\n${output.join("").slice(-4000)}`).toBe(2);
+    expect(done.attempts, `${JSON.stringify(done.progress)}\n${output().slice(-4000)}`).toBe(2);
     // Every story exactly once: page 0 from the first run is not stored again.
     expect(await rows()).toBe(PER_PAGE * PAGES);
     const duplicates = await h.deps.db.$queryRaw<{ n: number }[]>`

@@ -1,10 +1,10 @@
 import { execFile, execFileSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { freePort } from "../reliability/support/processes.js";
 
 /**
  * A PostgreSQL primary and one streaming replica of it, started from the machine's own
@@ -35,14 +35,6 @@ function binary(name: string): string {
     if (existsSync(file)) return file;
   }
   return name;
-}
-
-async function freePort(): Promise<number> {
-  const probe: Server = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 const asRoot = userInfo().uid === 0;

@@ -1,10 +1,11 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer, type Server } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { isCluster, type Redis } from "../../src/platform/redis.js";
+import { freePort, waitForPort } from "../reliability/support/processes.js";
 
 /**
  * A local Redis Cluster built from the machine's `redis-server` and `redis-cli`: cluster-enabled
@@ -41,14 +42,6 @@ export interface ClusterOptions {
   nodeTimeoutMs?: number;
 }
 
-async function freePort(): Promise<number> {
-  const probe: Server = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 /** Ports p and p+10000 (the cluster bus) both free. */
 async function freeClusterPort(taken: Set<number>): Promise<number> {
   for (;;) {
@@ -63,23 +56,6 @@ async function freeClusterPort(taken: Set<number>): Promise<number> {
       taken.add(port);
       return port;
     }
-  }
-}
-
-async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect({ port, host: "127.0.0.1" });
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
