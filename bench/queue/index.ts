@@ -35,7 +35,7 @@ import { createRedis } from "../../src/platform/redis.js";
  * the worker process(es) and the database's server processes serving the bench (read from
  * /proc): on a shared machine the CPU per job varies far less than the rates do.
  *
- *   npx tsx bench/queue/index.ts [--jobs 5000] [--connections 64] [--users 32] [--web 1] [--workers 1] [--raw-jobs 20000] [--worker-concurrency 32]
+ *   npx tsx bench/queue/index.ts [--create-only] [--jobs 5000] [--connections 64] [--users 32] [--web 1] [--workers 1] [--raw-jobs 20000] [--worker-concurrency 32]
  */
 const { values: args } = parseArgs({
   options: {
@@ -47,6 +47,8 @@ const { values: args } = parseArgs({
     web: { type: "string", default: "1" },
     workers: { type: "string", default: "1" },
     "cpu-prof": { type: "string" },
+    /** Stop after the HTTP create phase (skips raw BullMQ, the drain and end to end). */
+    "create-only": { type: "boolean", default: false },
     "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
     "redis-url": { type: "string", default: "redis://127.0.0.1:6379" },
   },
@@ -68,6 +70,9 @@ const serverUrl = args["database-url"] as string;
 const databaseUrl = withDatabase(serverUrl, dbName);
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const children: ChildProcess[] = [];
+
+/** Ends the run after the create phase (`--create-only`). */
+class CreateOnly extends Error {}
 
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
 const fmt = (n: number) => n.toLocaleString("en-US");
@@ -179,7 +184,7 @@ try {
   );
 
   // ---------------------------------------------------------------- 1. raw BullMQ
-  {
+  if (!args["create-only"]) {
     const queue = new Queue("bench-raw", { connection: redis, prefix });
     const payloads = Array.from({ length: rawJobs }, (_, i) => ({ name: "noop", data: { jobId: `${i}` } }));
     const t0 = performance.now();
@@ -270,19 +275,45 @@ try {
   const warmed = await count("");
 
   // ---------------------------------------------------------------- 2. HTTP create only
-  const created = await create(jobs, "create");
-  const createdRows = (await count("")) - warmed;
-  console.log(
-    `HTTP create  ${fmt(rate(created.ok, created.ms))} jobs/s through HTTP, ${webProcesses} web process(es) ` +
-      `(${fmt(created.ok)} × 200, ${created.non2xx} non-2xx, ${created.errors} errors; latency p50 ${created.p50} ms, p99 ${created.p99} ms; ${fmt(createdRows)} rows)`,
-  );
-
-  // ---------------------------------------------------------------- 3. processing only
   const webPids = children.map((c) => c.pid as number);
   const backendPids = async () =>
     (await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [dbName])).rows.map(
       (r) => r.pid,
     );
+  const createPgPids = await backendPids();
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1] ?? 0);
+  const commits = async () => {
+    // Statistics reach pg_stat_database within a second of each transaction's end.
+    await new Promise((r) => setTimeout(r, 1500));
+    return Number((await db.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1", [dbName])).rows[0]?.n);
+  };
+  const commits0 = await commits();
+  const createCpu0 = { web: cpuMs(webPids), pg: cpuMs(createPgPids), redis: cpuMs([redisPid]), bench: process.cpuUsage() };
+  const created = await create(jobs, "create");
+  const createPgAll = [...new Set([...createPgPids, ...(await backendPids())])];
+  const benchCpu = process.cpuUsage(createCpu0.bench);
+  const createCpu = {
+    web: cpuMs(webPids) - createCpu0.web,
+    pg: cpuMs(createPgAll) - createCpu0.pg,
+    redis: cpuMs([redisPid]) - createCpu0.redis,
+    bench: (benchCpu.user + benchCpu.system) / 1000,
+  };
+  const createCommits = (await commits()) - commits0;
+  const createdRows = (await count("")) - warmed;
+  const perCreate = (ms: number) => (ms / created.ok).toFixed(2);
+  console.log(
+    `HTTP create  ${fmt(rate(created.ok, created.ms))} jobs/s through HTTP, ${webProcesses} web process(es) ` +
+      `(${fmt(created.ok)} × 200, ${created.non2xx} non-2xx, ${created.errors} errors; latency p50 ${created.p50} ms, p99 ${created.p99} ms; ${fmt(createdRows)} rows)`,
+  );
+  console.log(
+    `CPU per create  web ${perCreate(createCpu.web)} ms, PostgreSQL ${perCreate(createCpu.pg)} ms, Redis ${perCreate(createCpu.redis)} ms, ` +
+      `load generator (autocannon) ${perCreate(createCpu.bench)} ms; ${(((createCpu.web + createCpu.pg + createCpu.redis + createCpu.bench) / created.ms) * 100).toFixed(0)} % of one CPU in all; ` +
+      `${(createCommits / created.ok).toFixed(2)} PostgreSQL transactions per create`,
+  );
+
+  if (args["create-only"]) throw new CreateOnly();
+
+  // ---------------------------------------------------------------- 3. processing only
   const workers = Array.from({ length: workerProcesses }, () => spawn("bench/queue/worker.ts", env));
   const workerPids = workers.map((c) => c.pid as number);
   const total = await count("");
@@ -328,6 +359,8 @@ try {
       .map((l) => l.toFixed(2))
       .join(" ")} at end`,
   );
+} catch (err) {
+  if (!(err instanceof CreateOnly)) throw err;
 } finally {
   await Promise.all(children.map(stop));
   await db.end();

@@ -29,7 +29,7 @@ export const connectionRoutes = (deps: AppDeps) => [
     path: "/agent/v1/connection",
     summary: "Who the caller is and which scope it acts in (scope_required when an entity or project must be named)",
     tags: ["connection"],
-    auth: { bearer: true, keys: ["ingest", "export", "*"] },
+    auth: { bearer: true, keys: ["ingest", "export", "*"], userFlags: true },
     query: ConnectionQuery,
     responses: { 200: { description: "Connection", schema: ConnectionResponse } },
     handler: async ({ query, auth }) => {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createRemoteJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
+import { LRUCache } from "lru-cache";
 import type { Config } from "./config.js";
 import type { Db } from "./db.js";
 import { AppError } from "./errors.js";
@@ -30,9 +31,11 @@ export interface AuthContext {
 /**
  * What a route accepts: no credential at all, or any combination of a user bearer and
  * keys holding one of `keys`. `rawExport` additionally requires the account to have raw
- * export enabled by an operator (or to be an internal agent).
+ * export enabled by an operator (or to be an internal agent). `userFlags` says the route reads
+ * the caller's flags (raw export, internal agent), so they are read fresh for it rather than
+ * taken from the bearer's remembered user (see `Authenticator.userForSubject`).
  */
-export type AuthRule = { public: true } | { bearer: boolean; keys: readonly ApiKeyScope[]; rawExport?: boolean };
+export type AuthRule = { public: true } | { bearer: boolean; keys: readonly ApiKeyScope[]; rawExport?: boolean; userFlags?: boolean };
 
 export const AUTH = {
   public: { public: true },
@@ -72,7 +75,32 @@ export const MAX_LOCAL_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 
 class TokenLifetimeError extends Error {}
 
+/**
+ * How long a verified bearer is remembered (never past its `exp`). A bearer is the same bytes on
+ * every request of an agent's session, and its HMAC or signature check is the largest CPU cost
+ * of an authenticated request; the token itself is the cache key, so only bytes that passed
+ * the full check are ever accepted without it.
+ */
+const VERIFIED_TOKEN_TTL_MS = 60_000;
+const VERIFIED_TOKENS_MAX = 10_000;
+
+function remembered(verify: Verifier): Verifier {
+  const verified = new LRUCache<string, JWTPayload>({ max: VERIFIED_TOKENS_MAX });
+  return async (token) => {
+    const hit = verified.get(token);
+    if (hit) return hit;
+    const payload = Object.freeze(await verify(token));
+    const untilExp = (payload.exp as number) * 1000 - Date.now();
+    if (untilExp > 0) verified.set(token, payload, { ttl: Math.min(untilExp, VERIFIED_TOKEN_TTL_MS) });
+    return payload;
+  };
+}
+
 export function createJwtVerifier(config: Config): Verifier {
+  return remembered(jwtVerifier(config));
+}
+
+function jwtVerifier(config: Config): Verifier {
   const options = {
     ...(config.AUTH_ISSUER ? { issuer: config.AUTH_ISSUER } : {}),
     ...(config.AUTH_AUDIENCE ? { audience: config.AUTH_AUDIENCE } : {}),
@@ -133,8 +161,14 @@ export function readCredential(headers: { authorization?: string; "x-api-key"?: 
   return bearer ? { value: bearer, header: "authorization" } : undefined;
 }
 
+const USERS_REMEMBERED = 10_000;
+const USER_REMEMBERED_MS = 60_000;
+
 export class Authenticator {
   private readonly verify: Verifier;
+
+  /** Users of recent bearers, by subject (a subject's row keeps its id for good). */
+  private readonly users = new LRUCache<string, AuthUser>({ max: USERS_REMEMBERED, ttl: USER_REMEMBERED_MS });
 
   constructor(
     private readonly db: Db,
@@ -146,8 +180,13 @@ export class Authenticator {
   /**
    * Finds or creates the user row for a verified subject. A known subject is a read; only
    * a new one writes (race-safe upsert), so requests do not queue on the user row's lock.
+   * The row is remembered for a minute, so an agent's stream of requests costs one read a
+   * minute; `fresh` reads it again, for the routes that act on the user's flags (an
+   * operator's change of them applies there at once).
    */
-  async userForSubject(sub: string): Promise<AuthUser> {
+  async userForSubject(sub: string, fresh = false): Promise<AuthUser> {
+    const known = fresh ? undefined : this.users.get(sub);
+    if (known) return known;
     type UserRow = { id: string; sub: string; raw_export_enabled: boolean; is_internal_agent: boolean };
     const found = await this.db.$queryRaw<UserRow[]>`
       SELECT id, sub, raw_export_enabled, is_internal_agent FROM users WHERE sub = ${sub}`;
@@ -159,7 +198,14 @@ export class Authenticator {
             RETURNING id, sub, raw_export_enabled, is_internal_agent`;
     const row = rows[0];
     if (!row) throw new Error("user upsert returned no row");
-    return { id: row.id, sub: row.sub, rawExportEnabled: row.raw_export_enabled, isInternalAgent: row.is_internal_agent };
+    const user = Object.freeze({
+      id: row.id,
+      sub: row.sub,
+      rawExportEnabled: row.raw_export_enabled,
+      isInternalAgent: row.is_internal_agent,
+    });
+    this.users.set(sub, user);
+    return user;
   }
 
   /**
@@ -220,7 +266,7 @@ export class Authenticator {
       if (!rule.bearer) {
         throw new AppError("insufficient_scope", `This operation needs an API key with one of the scopes: ${rule.keys.join(", ")}.`);
       }
-      ctx = { via: "bearer", user: await this.userForSubject(payload.sub) };
+      ctx = { via: "bearer", user: await this.userForSubject(payload.sub, rule.rawExport === true || rule.userFlags === true) };
     }
 
     if (rule.rawExport && !ctx.user.rawExportEnabled && !ctx.user.isInternalAgent) {

@@ -121,6 +121,30 @@ describe("bearer JWT (HS256, with issuer and audience)", () => {
     const bearer = await list("Bearer garbage");
     expect(bearer.body.detail).toMatch(/bearer token is malformed/);
   });
+
+  it("accepts a remembered bearer only until it expires", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const token = `Bearer ${await signToken("short-lived", { ...claims, expiresIn: exp })}`;
+    expect((await list(token)).status).toBe(200);
+    expect((await list(token)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 50));
+    const late = await list(token);
+    expect(late.status).toBe(401);
+    expect(late.body).toEqual({ code: "invalid_token", detail: "The bearer token has expired." });
+  });
+
+  it("reads the caller's flags fresh on the routes that act on them", async () => {
+    const token = `Bearer ${await signToken("flags-change", claims)}`;
+    const connection = () => h.http.get("/agent/v1/connection").set("Authorization", token);
+    expect((await list(token)).status).toBe(200);
+    expect((await connection()).body.raw_export_enabled).toBe(false);
+    await h.deps.db.user.update({ where: { sub: "flags-change" }, data: { rawExportEnabled: true } });
+    expect((await connection()).body.raw_export_enabled).toBe(true);
+    await h.deps.db.user.update({ where: { sub: "flags-change" }, data: { rawExportEnabled: false, isInternalAgent: true } });
+    expect((await connection()).body.raw_export_enabled).toBe(true);
+    await h.deps.db.user.update({ where: { sub: "flags-change" }, data: { isInternalAgent: false } });
+    expect((await connection()).body.raw_export_enabled).toBe(false);
+  });
 });
 
 describe("npm run token", () => {
