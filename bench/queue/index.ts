@@ -317,13 +317,16 @@ try {
   const workers = Array.from({ length: workerProcesses }, () => spawn("bench/queue/worker.ts", env));
   const workerPids = workers.map((c) => c.pid as number);
   const total = await count("");
+  const drainCommits0 = await commits();
   const t2 = performance.now();
   await waitFor(async () => (await count("WHERE status = 'completed'")) === total, 600_000, "the worker to drain");
   const drainMs = performance.now() - t2;
   const drainCpu = cpuMs(workerPids);
+  const drainCommits = (await commits()) - drainCommits0;
   console.log(
     `worker       drained ${fmt(total)} jobs to completed: ${fmt(rate(total, drainMs))} jobs/s, ${workerProcesses} worker process(es) ` +
-      `(includes worker start-up; worker CPU ${(drainCpu / total).toFixed(2)} ms per job)`,
+      `(includes worker start-up; worker CPU ${(drainCpu / total).toFixed(2)} ms per job; ` +
+      `${(drainCommits / total).toFixed(2)} PostgreSQL transactions per job)`,
   );
 
   // ---------------------------------------------------------------- 4. end to end

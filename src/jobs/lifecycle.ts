@@ -88,11 +88,41 @@ export interface EndedJob {
   data?: Record<string, unknown>;
 }
 
+/** What a job's end needs to know, read in one statement after the end committed (one row, even when the workspace is gone). */
+interface EndedContext {
+  workspace_id: string | null;
+  /** Whether any webhook endpoint of the workspace listens (most workspaces register none). */
+  subscribed: boolean;
+  /** Workflow runs waiting on this job as their collection or analysis step. */
+  waiting_runs: string[];
+}
+
+/** The workflow-run column that names a job of this kind as a run's step, if runs wait on this kind. */
+const RUN_STEP_COLUMN: Partial<Record<JobKind, string>> = {
+  collection_job: "collection_job_id",
+  analysis: "analysis_id",
+};
+
+const endedContextSql = (kind: JobKind) => {
+  const column = RUN_STEP_COLUMN[kind];
+  const runs = column
+    ? `ARRAY(SELECT r.id::text FROM workflow_runs r WHERE r.${column} = $1::uuid AND r.status IN ('queued', 'running'))`
+    : "'{}'::text[]";
+  return `SELECT w.workspace_id, EXISTS (
+      SELECT 1 FROM webhook_endpoints x WHERE x.workspace_id = w.workspace_id AND x.deleted_at IS NULL
+    ) AS subscribed, ${runs} AS waiting_runs
+    FROM (SELECT 1) one LEFT JOIN (${WORKSPACE_SQL[kind]}) w ON true`;
+};
+
 /**
  * Called once a job's terminal state has committed. Announces the end on the job's channel,
  * lets a workflow run waiting on this job continue, and records the webhook deliveries.
  * Never throws: the job has ended either way, and an operator's requeue repairs a
  * continuation lost here.
+ *
+ * The waiting runs are read after the end committed, as a run reads its step's job after
+ * linking it: whichever of the two writes commits last, its reader sees the other, so no run
+ * is left waiting on a job that has ended.
  */
 export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
   const state = terminalEventState(ended.status);
@@ -102,25 +132,22 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
   } catch (err) {
     deps.logger.warn({ err, kind: ended.kind, id: ended.id }, "job end not announced; waiters read the row");
   }
-  await continueWaitingRuns(deps, ended).catch((err: unknown) =>
+  let context: EndedContext | undefined;
+  try {
+    [context] = await deps.db.$queryRawUnsafe<EndedContext[]>(endedContextSql(ended.kind), ended.id);
+  } catch (err) {
+    deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not read what waits on this job's end");
+    return;
+  }
+  if (!context) return;
+  await continueWaitingRuns(deps, ended, context.waiting_runs).catch((err: unknown) =>
     deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not continue the workflow run waiting on this job"),
   );
-  const rows = await deps.db
-    .$queryRawUnsafe<{ workspace_id: string | null; subscribed: boolean }[]>(
-      // Most workspaces register no endpoint: one statement finds the workspace and whether anything listens.
-      `SELECT w.workspace_id, EXISTS (
-         SELECT 1 FROM webhook_endpoints x WHERE x.workspace_id = w.workspace_id AND x.deleted_at IS NULL
-       ) AS subscribed
-       FROM (${WORKSPACE_SQL[ended.kind]}) w`,
-      ended.id,
-    )
-    .catch(() => [] as { workspace_id: string | null; subscribed: boolean }[]);
-  const workspaceId = rows[0]?.workspace_id;
-  if (!workspaceId || !rows[0]?.subscribed) return;
+  if (!context.workspace_id || !context.subscribed) return;
   const event: JobEvent = {
     kind: ended.kind,
     id: ended.id,
-    workspaceId,
+    workspaceId: context.workspace_id,
     status: state,
     occurredAt: new Date(),
     data: { ...(ended.data ?? {}), ...(ended.status !== state ? { detail_status: ended.status } : {}) },
@@ -131,14 +158,8 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
 }
 
 /** A workflow run that started this job as its collection or analysis step runs its next step. */
-async function continueWaitingRuns(deps: Deps, ended: EndedJob): Promise<void> {
-  if (ended.kind !== "collection_job" && ended.kind !== "analysis") return;
-  const column = ended.kind === "collection_job" ? "collection_job_id" : "analysis_id";
-  const runs = await deps.db.$queryRawUnsafe<{ id: string }[]>(
-    `SELECT id FROM workflow_runs WHERE ${column} = $1::uuid AND status IN ('queued', 'running')`,
-    ended.id,
-  );
-  for (const run of runs) {
-    await deps.queues.enqueue("workflow.run.v1", { runId: run.id }, { jobId: jobIds.runContinuation(run.id, ended.kind, ended.id) });
+async function continueWaitingRuns(deps: Deps, ended: EndedJob, runIds: string[]): Promise<void> {
+  for (const runId of runIds) {
+    await deps.queues.enqueue("workflow.run.v1", { runId }, { jobId: jobIds.runContinuation(runId, ended.kind, ended.id) });
   }
 }
