@@ -1,5 +1,5 @@
 import { AdminCommandError, adminHelp, runAdminCommand, wantsHelp } from "../src/admin/commands.js";
-import { loadConfig } from "../src/platform/config.js";
+import { configOrExit } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
 
 /**
@@ -10,7 +10,11 @@ const argv = process.argv.slice(2);
 if (wantsHelp(argv)) {
   console.log(adminHelp());
 } else {
-  const config = loadConfig({ ...process.env, AUTH_JWT_SECRET: process.env.AUTH_JWT_SECRET ?? "not-needed-for-admin-commands" });
+  const config = configOrExit(
+    "admin",
+    { ...process.env, AUTH_JWT_SECRET: process.env.AUTH_JWT_SECRET ?? "not-needed-for-admin-commands" },
+    "text",
+  );
   const deps = createDeps(config, "admin");
   try {
     const output = await runAdminCommand(deps, argv);

@@ -1,6 +1,6 @@
 import { SignJWT } from "jose";
 import { MAX_LOCAL_TOKEN_TTL_SECONDS } from "../src/platform/auth.js";
-import { loadConfig } from "../src/platform/config.js";
+import { configOrExit } from "../src/platform/config.js";
 
 /** `npm run token -- <sub> [ttl-seconds]`: mints a local HS256 bearer for AUTH_JWT_SECRET. */
 const usage = `usage: npm run token -- <sub> [ttl-seconds: a whole number from 1 to ${MAX_LOCAL_TOKEN_TTL_SECONDS}, default 3600]`;
@@ -18,7 +18,7 @@ if (ttl < 1 || ttl > MAX_LOCAL_TOKEN_TTL_SECONDS) {
   console.error(`ttl ${ttl} is out of range: ${usage}`);
   process.exit(2);
 }
-const config = loadConfig();
+const config = configOrExit("token", process.env, "text");
 if (!config.AUTH_JWT_SECRET) {
   console.error("AUTH_JWT_SECRET is not set: local tokens are signed with it.");
   process.exit(2);

@@ -1,13 +1,13 @@
 import { createServer } from "node:http";
 import { createApp } from "./app.js";
-import { loadConfig } from "./platform/config.js";
+import { configOrExit } from "./platform/config.js";
 import { closeDeps, createDeps } from "./platform/deps.js";
 import { warnMissingSettings } from "./platform/missing-settings.js";
 import { whenReady } from "./platform/redis.js";
 import { installShutdown } from "./platform/shutdown.js";
 
 /** Web process entry. */
-const config = loadConfig();
+const config = configOrExit("web");
 const deps = createDeps(config, "web");
 warnMissingSettings(deps.logger, config);
 if (!(await whenReady(deps.redis, 5000))) deps.logger.warn("Redis is not reachable yet; queue operations answer 503 until it is");

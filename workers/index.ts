@@ -1,4 +1,4 @@
-import { loadConfig } from "../src/platform/config.js";
+import { configOrExit } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
 import { installShutdown } from "../src/platform/shutdown.js";
 import { startRoutineScheduler } from "../src/routines/scheduler.js";
@@ -10,7 +10,7 @@ import { startWorkers } from "./runtime.js";
  * waits for the running ones up to WORKER_LOCK_DURATION_MS (a job still running then is left to
  * the stalled-job check); after a crash it closes without waiting and exits 1.
  */
-const config = loadConfig();
+const config = configOrExit("worker");
 const deps = createDeps(config, "worker");
 const handles = startWorkers(deps, processors);
 const routines = startRoutineScheduler(deps);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { createLogger } from "./logger.js";
 
 /**
  * Every environment variable the service reads, parsed once at start-up.
@@ -133,6 +134,11 @@ export type Config = z.infer<typeof EnvironmentSchema>;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
+
+  /** One `VARIABLE: what is wrong` per problem. */
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+  }
 }
 
 /** Parses an environment (default: the process's) and fails with one line per bad variable. */
@@ -140,8 +146,27 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = EnvironmentSchema.safeParse(cleaned);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(environment)"}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".") || "(environment)"}: ${i.message}`));
   }
   return parsed.data;
+}
+
+/**
+ * A process's configuration. A bad one ends the process with exit code 1 and, instead of a
+ * stack trace (nothing in the code is wrong), names every problem: as one fatal JSON log line
+ * for the web and worker processes (`json`), as plain lines on stderr for commands (`text`).
+ */
+export function configOrExit(
+  processName: string,
+  env: Record<string, string | undefined> = process.env,
+  format: "json" | "text" = "json",
+): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    if (format === "text") console.error(`${processName}: ${err.message}`);
+    else createLogger("info", processName).fatal({ problems: err.problems }, "invalid configuration: the process cannot start");
+    process.exit(1);
+  }
 }

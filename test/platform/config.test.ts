@@ -1,5 +1,8 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/platform/config.js";
+import { projectRoot } from "../../src/platform/paths.js";
 
 describe("configuration", () => {
   it("starts from defaults with only a JWT secret", () => {
@@ -27,5 +30,38 @@ describe("configuration", () => {
     expect(() => loadConfig({ AUTH_JWKS_URL: "https://idp.test/jwks.json" })).toThrow(/AUTH_ISSUER/);
     const ok = loadConfig({ AUTH_JWKS_URL: "https://idp.test/jwks.json", AUTH_ISSUER: "https://idp.test", AUTH_AUDIENCE: "api" });
     expect(ok.AUTH_JWKS_URL).toBe("https://idp.test/jwks.json");
+  });
+
+  it("ends a process with a bad configuration with exit 1 and the problems, not a stack trace", () => {
+    const root = projectRoot();
+    const run = (script: string) =>
+      spawnSync(process.execPath, ["--import", "tsx", path.join(root, script)], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? "", PORT: "not-a-port", DATABASE_URL: "mysql://x", AUTH_JWT_SECRET: "a-secret-of-16-chars" },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+    for (const [script, name] of [
+      ["src/server.ts", "web"],
+      ["workers/index.ts", "worker"],
+    ] as const) {
+      const web = run(script);
+      expect(web.status, web.stderr).toBe(1);
+      expect(web.stderr).toBe("");
+      const lines = web.stdout.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0] as string)).toMatchObject({
+        level: 60,
+        process: name,
+        msg: "invalid configuration: the process cannot start",
+        problems: ["PORT: Invalid input: expected number, received NaN", "DATABASE_URL: must be a postgresql:// connection URL"],
+      });
+    }
+    const migrate = run("scripts/migrate.ts");
+    expect(migrate.status).toBe(1);
+    expect(migrate.stdout).toBe("");
+    expect(migrate.stderr).toBe(
+      "db:migrate: Invalid configuration:\n  PORT: Invalid input: expected number, received NaN\n  DATABASE_URL: must be a postgresql:// connection URL\n",
+    );
   });
 });
