@@ -74,7 +74,7 @@ export function startWorkers(
       {
         connection,
         prefix: deps.queues.prefixFor(queue),
-        concurrency: options.concurrency ?? deps.config.WORKER_CONCURRENCY,
+        concurrency: options.concurrency ?? deps.config.WORKER_QUEUE_CONCURRENCY[queue] ?? deps.config.WORKER_CONCURRENCY,
         // A worker that dies mid-job loses its lock; the job is retried after this long.
         lockDuration: options.lockDuration ?? deps.config.WORKER_LOCK_DURATION_MS,
         stalledInterval: options.stalledInterval ?? deps.config.WORKER_STALLED_INTERVAL_MS,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { createLogger } from "./logger.js";
+import { QUEUE_NAMES, type QueueName } from "./queue-names.js";
 
 /**
  * Every environment variable the service reads, parsed once at start-up.
@@ -48,6 +49,31 @@ export const EnvironmentSchema = z
     BODY_LIMIT: z.string().default("10mb"),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+    // Per-queue exceptions to WORKER_CONCURRENCY, e.g. "webhooks=32,analysis=2".
+    WORKER_QUEUE_CONCURRENCY: z
+      .string()
+      .default("")
+      .transform((value, ctx) => {
+        const byQueue: Partial<Record<QueueName, number>> = {};
+        for (const part of value
+          .split(",")
+          .map((p) => p.trim())
+          .filter(Boolean)) {
+          const [, queue = "", n = ""] = /^([^=\s]+)\s*=\s*(\S+)$/.exec(part) ?? [];
+          const count = Number(n);
+          if (!(QUEUE_NAMES as readonly string[]).includes(queue)) {
+            ctx.addIssue({
+              code: "custom",
+              message: `'${part}' names no queue: write queue=number with a queue of ${QUEUE_NAMES.join(", ")}`,
+            });
+          } else if (!Number.isInteger(count) || count < 1 || count > 256) {
+            ctx.addIssue({ code: "custom", message: `'${part}': the concurrency must be a whole number from 1 to 256` });
+          } else {
+            byQueue[queue as QueueName] = count;
+          }
+        }
+        return byQueue;
+      }),
     // A worker that dies mid-job stops renewing the job's lock; after the lock lapses the
     // next stalled-job check (every WORKER_STALLED_INTERVAL_MS) hands the job to another worker.
     WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),

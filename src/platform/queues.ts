@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { type JobsOptions, Queue, UnrecoverableError } from "bullmq";
 import { z } from "zod";
 import { AppError } from "./errors.js";
+import { QUEUE_NAMES, type QueueName } from "./queue-names.js";
 import { createRedis, isCluster, isRedisUnavailable, type Redis, whenReady } from "./redis.js";
 import { reportRedisError } from "./redis-errors.js";
 
@@ -11,8 +12,7 @@ import { reportRedisError } from "./redis-errors.js";
  * Payloads carry ids, not rows, and may only change in ways that still accept jobs
  * queued before a deploy.
  */
-export const QUEUE_NAMES = ["collection", "analysis", "enrichment", "notes-sync", "workflow-run", "routines", "webhooks"] as const;
-export type QueueName = (typeof QUEUE_NAMES)[number];
+export { QUEUE_NAMES, type QueueName } from "./queue-names.js";
 
 const retry = (attempts: number, delay: number): JobsOptions => ({
   attempts,
