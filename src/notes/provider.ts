@@ -1,6 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Response } from "undici";
 import { z } from "zod";
+import { parseRetryAfterSeconds } from "../platform/http/retry-after.js";
 import { outboundFetch, trustedEndpoint } from "../platform/outbound.js";
 
 /**
@@ -88,14 +89,6 @@ export interface ListNotesParams {
   cursor?: string | undefined;
   createdAfter?: string | undefined;
   folderId?: string | undefined;
-}
-
-/** Seconds from a `Retry-After` header (delta-seconds or HTTP date); undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 export class MeetingNotesClient {
@@ -188,7 +181,7 @@ export class MeetingNotesClient {
     }
     if (res.status === 429) {
       await res.body?.cancel();
-      const retryAfterSeconds = parseRetryAfter(res.headers.get("retry-after"));
+      const retryAfterSeconds = parseRetryAfterSeconds(res.headers.get("retry-after"));
       return {
         ok: false,
         retryable: true,
@@ -200,7 +193,7 @@ export class MeetingNotesClient {
     }
     if (res.status >= 500) {
       await res.body?.cancel();
-      const retryAfterSeconds = parseRetryAfter(res.headers.get("retry-after"));
+      const retryAfterSeconds = parseRetryAfterSeconds(res.headers.get("retry-after"));
       return {
         ok: false,
         retryable: true,

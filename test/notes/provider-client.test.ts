@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerFailure } from "../../src/notes/importer.js";
-import { MeetingNotesClient, MeetingNotesError, parseRetryAfter } from "../../src/notes/provider.js";
+import { MeetingNotesClient, MeetingNotesError } from "../../src/notes/provider.js";
+import { parseRetryAfterSeconds as parseRetryAfter } from "../../src/platform/http/retry-after.js";
 import { FakeNotesProvider, makeNote } from "./fake-provider.js";
 
 const KEY = "grn_client_test_key";

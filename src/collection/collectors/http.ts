@@ -1,4 +1,5 @@
 import type { Headers, Response } from "undici";
+import { parseRetryAfterMs } from "../../platform/http/retry-after.js";
 import { isOutboundRefusal, type OutboundPolicy, OutboundRefusedError, outboundFetch, refusalOf } from "../../platform/outbound.js";
 
 /**
@@ -103,18 +104,9 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Milliseconds to wait from a `Retry-After` value (seconds or an HTTP date), if any. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
 /** How long a rate-limit answer asks us to wait (Retry-After, or GitHub's reset header). */
 function rateLimitWait(res: Response): number | undefined {
-  const retryAfter = parseRetryAfter(res.headers.get("retry-after"));
+  const retryAfter = parseRetryAfterMs(res.headers.get("retry-after"));
   if (retryAfter !== undefined) return retryAfter;
   if (res.headers.get("x-ratelimit-remaining") === "0") {
     const reset = Number(res.headers.get("x-ratelimit-reset"));

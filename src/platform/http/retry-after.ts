@@ -19,13 +19,23 @@ const FALLBACK_SECONDS = 5;
 
 export const needsRetryAfter = (status: number) => status === 503 || status === 429;
 
-/** Whole seconds from a `Retry-After` value (delta-seconds or an HTTP date); undefined when absent or unreadable. */
-export function parseRetryAfterSeconds(value: string | null | undefined, now = Date.now()): number | undefined {
+/**
+ * Milliseconds from a `Retry-After` value (delta-seconds, leniently with a fraction, or an HTTP
+ * date; a date in the past is 0); undefined when absent or unreadable. Every reader of an
+ * upstream's `Retry-After` (collectors, meeting notes, search, embeddings) goes through here.
+ */
+export function parseRetryAfterMs(value: string | null | undefined, now = Date.now()): number | undefined {
   const text = value?.trim();
   if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text);
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
   const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Whole seconds (rounded up) from a `Retry-After` value; undefined when absent or unreadable. */
+export function parseRetryAfterSeconds(value: string | null | undefined, now = Date.now()): number | undefined {
+  const ms = parseRetryAfterMs(value, now);
+  return ms === undefined ? undefined : Math.ceil(ms / 1000);
 }
 
 /** The header that passes a provider's `Retry-After` on, or nothing when it gave none. */
