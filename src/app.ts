@@ -24,7 +24,7 @@ export function createApp(deps: AppDeps): Express {
   const { config, logger } = deps;
   const authenticator = new Authenticator(deps.db, config);
   const rateLimiter = createRateLimiter(deps.redis, config.REDIS_PREFIX, config.RATE_LIMIT_PER_MINUTE, logger);
-  const metrics = createMetrics(deps.queues);
+  const metrics = createMetrics(deps.queues, deps.reads);
   registerCollectionMetrics(metrics.registry, deps.db);
   registerRoutineMetrics(metrics.registry, deps.db);
   const routes = allRoutes(deps);

@@ -29,6 +29,9 @@ export const EnvironmentSchema = z
       .transform((s) => s.split(",").map((u) => u.trim()))
       .optional(),
     DATABASE_PRIMARY_AFTER_WRITE_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+    // A replica further behind the primary than this (or not answering) is skipped until it catches up.
+    DATABASE_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
+    DATABASE_REPLICA_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
     // redis://host:port for one node; redis+cluster://host:port,host:port (rediss+cluster:// for TLS)
     // for a Redis Cluster, or REDIS_CLUSTER_NODES with the seeds (credentials and TLS from REDIS_URL).
     REDIS_URL: z

@@ -1,8 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Queues } from "./queues.js";
+import type { ReadRouting } from "./replicas.js";
 
-/** Prometheus metrics of one web process: HTTP latency, queue depth per state. */
-export function createMetrics(queues: Queues) {
+/** Prometheus metrics of one web process: HTTP latency, queue depth per state, read replicas' state. */
+export function createMetrics(queues: Queues, reads?: ReadRouting) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -59,6 +60,28 @@ export function createMetrics(queues: Queues) {
       ).catch(() => {});
     },
   });
+
+  if (reads && reads.replicaCount > 0) {
+    new Gauge({
+      name: "db_replica_healthy",
+      help: "1 when the read replica passed its last check (answering, a standby, within DATABASE_REPLICA_MAX_LAG_MS), else 0",
+      labelNames: ["replica"] as const,
+      registers: [registry],
+      collect() {
+        for (const s of reads.status()) this.set({ replica: String(s.index) }, s.healthy ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "db_replica_lag_seconds",
+      help: "How far behind the primary the read replica's last check found it (a lower bound; absent while it does not answer)",
+      labelNames: ["replica"] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const s of reads.status()) if (s.lagMs !== null) this.set({ replica: String(s.index) }, s.lagMs / 1000);
+      },
+    });
+  }
 
   return { registry, httpDuration, httpErrors };
 }

@@ -1,9 +1,9 @@
-import { readReplicas } from "@prisma/extension-read-replicas";
 import type { AuthContext } from "./auth.js";
 import type { Config } from "./config.js";
 import { createDb, type Db } from "./db.js";
 import type { Logger } from "./logger.js";
 import type { Redis } from "./redis.js";
+import { ReplicaHealth, type ReplicaState } from "./replica-health.js";
 
 /**
  * Read replicas. Glossary: the *primary* takes every write; a *replica* is a streaming
@@ -21,10 +21,10 @@ import type { Redis } from "./redis.js";
  * knows); a marked caller's replica reads go to the primary until the mark lapses. When
  * Redis cannot tell, the read goes to the primary.
  *
- * The replica clients sit behind Prisma's read-replicas extension (`$replica()` picks one
- * at random; `$connect`/`$disconnect` reach all of them). Its automatic routing of every
- * model read on the extended client is not used: it would also move reads that follow a
- * write inside the same service call, and it leaves `$queryRaw` on the primary.
+ * A replica read goes to a replica picked at random among those that passed their last check
+ * (`ReplicaHealth`: answering, still a standby, within `DATABASE_REPLICA_MAX_LAG_MS` of the
+ * primary), or to the primary when none did. Checks start with the first replica read, so a
+ * process that never routes one (a worker) opens no replica connection.
  */
 export interface ReadRouting {
   /** How many replicas are configured (0: every read goes to the primary). */
@@ -33,6 +33,8 @@ export interface ReadRouting {
   forCaller(auth: AuthContext | undefined): Promise<Db>;
   /** Marks the caller as having written just now (no-op without replicas). */
   noteWrite(auth: AuthContext | undefined): Promise<void>;
+  /** Each replica's last check (empty without replicas). */
+  status(): ReplicaState[];
   close(): Promise<void>;
 }
 
@@ -40,7 +42,15 @@ export interface ReadRoutingOptions {
   primary: Db;
   redis: Redis;
   logger: Logger;
-  config: Pick<Config, "DATABASE_REPLICA_URLS" | "DATABASE_POOL_SIZE" | "DATABASE_PRIMARY_AFTER_WRITE_MS" | "REDIS_PREFIX">;
+  config: Pick<
+    Config,
+    | "DATABASE_REPLICA_URLS"
+    | "DATABASE_POOL_SIZE"
+    | "DATABASE_PRIMARY_AFTER_WRITE_MS"
+    | "DATABASE_REPLICA_MAX_LAG_MS"
+    | "DATABASE_REPLICA_CHECK_MS"
+    | "REDIS_PREFIX"
+  >;
 }
 
 /** In-process marks are pruned once the map holds this many callers. */
@@ -53,14 +63,24 @@ export function createReadRouting({ primary, redis, logger, config }: ReadRoutin
       replicaCount: 0,
       forCaller: async () => primary,
       noteWrite: async () => undefined,
+      status: () => [],
       close: async () => undefined,
     };
   }
 
   const replicas = urls.map((url) => createDb(url, config.DATABASE_POOL_SIZE));
-  // The extension's client type is Prisma's generic one; ours is the generated client.
-  const routed = primary.$extends(readReplicas({ replicas: replicas as never[] }));
-  const replica = (): Db => routed.$replica() as unknown as Db;
+  const health = new ReplicaHealth(primary, replicas, {
+    intervalMs: config.DATABASE_REPLICA_CHECK_MS,
+    maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+    timeoutMs: Math.max(1000, config.DATABASE_REPLICA_CHECK_MS),
+    logger,
+  });
+  const replica = async (): Promise<Db> => {
+    await health.start();
+    const well = health.healthy();
+    if (well.length === 0) return primary;
+    return replicas[well[Math.floor(Math.random() * well.length)] as number] as Db;
+  };
 
   const windowMs = config.DATABASE_PRIMARY_AFTER_WRITE_MS;
   const markKey = (userId: string) => `${config.REDIS_PREFIX}:db:wrote:${userId}`;
@@ -105,7 +125,9 @@ export function createReadRouting({ primary, redis, logger, config }: ReadRoutin
         logger.warn({ err: (err as Error).message, userId }, "read-after-write mark not stored in Redis");
       }
     },
+    status: () => health.states.map((state) => ({ ...state })),
     close: async () => {
+      health.stop();
       await Promise.all(replicas.map((r) => r.$disconnect()));
     },
   };

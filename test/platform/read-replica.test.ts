@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import supertest from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
@@ -7,6 +8,7 @@ import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js"
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { deleteKeys, whenReady } from "../../src/platform/redis.js";
 import { randomId, signToken, TEST_JWT_SECRET, testRedisUrl } from "../helpers/harness.js";
+import { startTcpProxy, until as until2 } from "../reliability/support/processes.js";
 import { type PgPair, startPgPair } from "../support/pg-replica.js";
 
 /**
@@ -23,13 +25,18 @@ let pair: PgPair;
 const prefix = randomId("t");
 const opened: AppDeps[] = [];
 
-function appOn(replicas: boolean) {
+function appOn(replicas: boolean | string[], settings: Record<string, string> = {}) {
+  const urls = replicas === true ? [pair.replicaUrl(DB)] : replicas === false ? [] : replicas;
   const config = loadConfig({
     NODE_ENV: "test",
     DATABASE_URL: pair.primaryUrl(DB),
-    ...(replicas ? { DATABASE_REPLICA_URLS: pair.replicaUrl(DB) } : {}),
+    ...(urls.length > 0 ? { DATABASE_REPLICA_URLS: urls.join(",") } : {}),
     DATABASE_POOL_SIZE: "3",
     DATABASE_PRIMARY_AFTER_WRITE_MS: String(WINDOW_MS),
+    // These tests hold replay paused to tell the replica's answers from the primary's; the lag
+    // limit is tested on its own below.
+    DATABASE_REPLICA_MAX_LAG_MS: "600000",
+    ...settings,
     REDIS_URL: testRedisUrl(),
     REDIS_PREFIX: prefix,
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
@@ -125,6 +132,73 @@ describe("replica reads", () => {
     await pair.waitReplayed();
     const entity = await web1.http.get("/api/entities").set(bearer(reader));
     expect(entity.body.map((e: { name: string }) => e.name)).toContain("Fresh");
+  });
+
+  it("skips a replica that falls behind by more than DATABASE_REPLICA_MAX_LAG_MS, and uses it again once it catches up", async () => {
+    const { deps, http } = appOn(true, {
+      DATABASE_REPLICA_MAX_LAG_MS: "1000",
+      DATABASE_REPLICA_CHECK_MS: "100",
+      ADMIN_USER: "operator",
+      ADMIN_PASSWORD: "operator-password",
+    });
+    expect(await inRecovery(await deps.reads.forCaller(undefined))).toBe(true);
+    expect(deps.reads.status()).toMatchObject([{ index: 0, healthy: true, problem: null }]);
+    await pair.pauseReplay(true);
+    try {
+      await deps.db.user.create({ data: { id: randomUUID(), sub: randomId("lagging-") } });
+      const skipped = await until2(
+        "the lagging replica skipped",
+        async () => !(await inRecovery(await deps.reads.forCaller(undefined))),
+        10_000,
+      );
+      expect(skipped).toBe(true);
+      const [state] = deps.reads.status();
+      expect(state?.healthy).toBe(false);
+      expect(state?.lagMs).toBeGreaterThan(1000);
+      expect(state?.problem).toMatch(/^replay is at least \d+ ms behind the primary \(limit 1000 ms\)$/);
+    } finally {
+      await pair.pauseReplay(false);
+    }
+    await until2("the replica back in use", async () => inRecovery(await deps.reads.forCaller(undefined)), 10_000);
+    expect(deps.reads.status()[0]?.healthy).toBe(true);
+    const metrics = await http.get("/metrics").auth("operator", "operator-password");
+    expect(metrics.text).toContain('db_replica_healthy{replica="0"} 1');
+    expect(metrics.text).toMatch(/db_replica_lag_seconds\{replica="0"\} \d/);
+  });
+
+  it("skips a replica that does not answer, reads from the others or the primary, and uses it again when it answers", async () => {
+    const proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(pair.replicaUrl(DB)).port) });
+    try {
+      const viaProxy = `postgresql://postgres@127.0.0.1:${proxy.port}/${DB}`;
+      const { deps } = appOn([viaProxy, pair.replicaUrl(DB)], { DATABASE_REPLICA_CHECK_MS: "100" });
+      // Both in use: over enough picks, each is handed out.
+      await until2("both replicas handed out", async () => {
+        const picks = new Set(await Promise.all(Array.from({ length: 20 }, () => deps.reads.forCaller(undefined))));
+        return picks.size === 2;
+      });
+      proxy.cut();
+      await until2("the cut replica skipped", async () => deps.reads.status()[0]?.healthy === false);
+      expect(deps.reads.status()).toMatchObject([
+        { index: 0, healthy: false, lagMs: null, problem: expect.stringMatching(/^does not answer: /) },
+        { index: 1, healthy: true },
+      ]);
+      const picks = await Promise.all(Array.from({ length: 20 }, () => deps.reads.forCaller(undefined)));
+      expect(new Set(picks).size).toBe(1);
+      await expect(Promise.all(picks.map(inRecovery))).resolves.toEqual(Array(20).fill(true));
+      proxy.restore();
+      await until2("the replica back in use", async () => deps.reads.status()[0]?.healthy === true);
+
+      // With no replica well, replica reads go to the primary.
+      const { deps: lone } = appOn([viaProxy], { DATABASE_REPLICA_CHECK_MS: "100" });
+      proxy.cut();
+      const handle = await until2("the primary answering", async () => {
+        const h = await lone.reads.forCaller(undefined);
+        return h === lone.db ? h : undefined;
+      });
+      expect(await inRecovery(handle)).toBe(false);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("without DATABASE_REPLICA_URLS hands every caller the primary", async () => {
