@@ -69,11 +69,7 @@ export function supervise(commands: Map<string, [string, ...string[]]>, options:
       const ranMs = Date.now() - startedAt;
       const quick = ranMs < healthyAfterMs ? quickExits + 1 : 0;
       if (quick >= maxQuickExits) {
-        log(
-          "error",
-          { child: name, code, signal, quick_exits: quick },
-          "the process keeps exiting soon after it starts; everything stops",
-        );
+        log("error", { child: name, code, signal, quick_exits: quick }, "the process keeps exiting soon after it starts; everything stops");
         exitCode = code ?? 1;
         return stop("SIGTERM");
       }
