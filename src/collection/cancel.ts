@@ -3,7 +3,7 @@ import type { AppDeps } from "../platform/deps.js";
 import type { JobStatusResponse } from "./schemas.js";
 import { describeJob, findJobForUser } from "./status.js";
 
-type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
+type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /**
  * Cancels one of the caller's collection jobs (any member of the entity's workspace may):

@@ -20,7 +20,9 @@ export const KIND_NAMES: Record<JobKind, string> = {
   note_sync: "The meeting-note sync",
 };
 
-type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
+/** What the lifecycle needs of the app's dependencies. */
+export type LifecycleDeps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
+type Deps = LifecycleDeps;
 
 /**
  * `queued | running → cancelled`, in one statement. `changed` is false when the row had
@@ -69,12 +71,14 @@ export async function removeQueuedEntry(queue: Queue, jobId: string): Promise<bo
     .catch(() => false);
 }
 
-const WORKSPACE_SQL: Record<JobKind, string> = {
-  collection_job: "SELECT e.workspace_id FROM collection_jobs j JOIN entities e ON e.id = j.entity_id WHERE j.id = $1::uuid",
+/** A job's owner and workspace (null when its entity is gone), by kind. */
+const OWNER_SQL: Record<JobKind, string> = {
+  collection_job:
+    "SELECT j.user_id, e.workspace_id FROM collection_jobs j LEFT JOIN entities e ON e.id = j.entity_id WHERE j.id = $1::uuid",
   analysis:
-    "SELECT COALESCE(a.workspace_id, e.workspace_id) AS workspace_id FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = $1::uuid",
-  workflow_run: "SELECT workspace_id FROM workflow_runs WHERE id = $1::uuid",
-  note_sync: "SELECT e.workspace_id FROM note_syncs n JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
+    "SELECT a.user_id, COALESCE(a.workspace_id, e.workspace_id) AS workspace_id FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = $1::uuid",
+  workflow_run: "SELECT user_id, workspace_id FROM workflow_runs WHERE id = $1::uuid",
+  note_sync: "SELECT n.user_id, e.workspace_id FROM note_syncs n LEFT JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
 };
 
 /** The Redis channel on which a job's end is announced (for callers waiting on it). */
@@ -90,6 +94,7 @@ export interface EndedJob {
 
 /** What a job's end needs to know, read in one statement after the end committed (one row, even when the workspace is gone). */
 interface EndedContext {
+  user_id: string | null;
   workspace_id: string | null;
   /** Whether any webhook endpoint of the workspace listens (most workspaces register none). */
   subscribed: boolean;
@@ -108,15 +113,16 @@ const endedContextSql = (kind: JobKind) => {
   const runs = column
     ? `ARRAY(SELECT r.id::text FROM workflow_runs r WHERE r.${column} = $1::uuid AND r.status IN ('queued', 'running'))`
     : "'{}'::text[]";
-  return `SELECT w.workspace_id, EXISTS (
+  return `SELECT w.user_id, w.workspace_id, EXISTS (
       SELECT 1 FROM webhook_endpoints x WHERE x.workspace_id = w.workspace_id AND x.deleted_at IS NULL
     ) AS subscribed, ${runs} AS waiting_runs
-    FROM (SELECT 1) one LEFT JOIN (${WORKSPACE_SQL[kind]}) w ON true`;
+    FROM (SELECT 1) one LEFT JOIN (${OWNER_SQL[kind]}) w ON true`;
 };
 
 /**
  * Called once a job's terminal state has committed. Announces the end on the job's channel,
- * lets a workflow run waiting on this job continue, and records the webhook deliveries.
+ * marks its owner as a writer (read-your-writes on replicas), lets a workflow run waiting on
+ * this job continue, and records the webhook deliveries.
  * Never throws: the job has ended either way, and an operator's requeue repairs a
  * continuation lost here.
  *
@@ -140,6 +146,9 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
     return;
   }
   if (!context) return;
+  // What the job stored was written for its owner: the owner's replica reads stay on the primary
+  // for the read-your-writes window, as after a write of their own.
+  if (context.user_id) await deps.reads.noteWriteBy(context.user_id);
   await continueWaitingRuns(deps, ended, context.waiting_runs).catch((err: unknown) =>
     deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not continue the workflow run waiting on this job"),
   );

@@ -27,7 +27,7 @@ import { isLive } from "./states.js";
  * - enrichment: stored rows without enrichment are queued again;
  * - webhook deliveries still open (pending or retrying) are queued again.
  */
-type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
+type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 async function requeueAnalyses(deps: Deps, olderThan: Date): Promise<string> {
   const rows = await deps.db.analysis.findMany({

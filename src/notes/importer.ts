@@ -20,7 +20,7 @@ import { type ImportedNote, type SyncParams, SyncParams as SyncParamsSchema, typ
  * knowledge and the sync's answer, so a page is stored whole or not at all. The clear api_key lives only in this function's
  * memory; it is not logged, stored or returned.
  */
-export type NotesDeps = Pick<AppDeps, "db" | "queues" | "redis" | "logger" | "config">;
+export type NotesDeps = Pick<AppDeps, "db" | "queues" | "redis" | "logger" | "config" | "reads">;
 
 /**
  * How a provider failure is answered (DESIGN.md §2: 502 bad answer, 503 unavailable). A 503

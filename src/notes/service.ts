@@ -16,7 +16,7 @@ import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
  * request_id), queue one `notes.sync.v1` job for it with the provider key sealed, wait
  * briefly for the job, and answer the imported page, the failure, or "still running".
  */
-export type SyncDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "config" | "logger">;
+export type SyncDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "config" | "logger" | "reads">;
 
 /** The queue job of a sync: one per caller and request_id. */
 export const notesJobId = jobIds.notes;

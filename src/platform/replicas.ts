@@ -33,6 +33,8 @@ export interface ReadRouting {
   forCaller(auth: AuthContext | undefined): Promise<Db>;
   /** Marks the caller as having written just now (no-op without replicas). */
   noteWrite(auth: AuthContext | undefined): Promise<void>;
+  /** Marks a user as having written just now: a worker, for the owner of a job that has ended. */
+  noteWriteBy(userId: string): Promise<void>;
   /** Each replica's last check (empty without replicas). */
   status(): ReplicaState[];
   close(): Promise<void>;
@@ -63,6 +65,7 @@ export function createReadRouting({ primary, redis, logger, config }: ReadRoutin
       replicaCount: 0,
       forCaller: async () => primary,
       noteWrite: async () => undefined,
+      noteWriteBy: async () => undefined,
       status: () => [],
       close: async () => undefined,
     };
@@ -94,6 +97,22 @@ export function createReadRouting({ primary, redis, logger, config }: ReadRoutin
     return false;
   };
 
+  const noteWriteBy = async (userId: string) => {
+    if (windowMs === 0) return;
+    if (marks.size >= LOCAL_MARKS_PRUNE_AT) {
+      const now = Date.now();
+      for (const [id, until] of marks) if (until <= now) marks.delete(id);
+    }
+    marks.set(userId, Date.now() + windowMs);
+    try {
+      await redis.set(markKey(userId), "1", "PX", windowMs);
+    } catch (err) {
+      // Other processes then do not know for the window; this one does, and their
+      // mark check fails (to the primary) while Redis stays down.
+      logger.warn({ err: (err as Error).message, userId }, "read-after-write mark not stored in Redis");
+    }
+  };
+
   return {
     replicaCount: replicas.length,
     forCaller: async (auth) => {
@@ -110,21 +129,9 @@ export function createReadRouting({ primary, redis, logger, config }: ReadRoutin
       return replica();
     },
     noteWrite: async (auth) => {
-      if (!auth || windowMs === 0) return;
-      const userId = auth.user.id;
-      if (marks.size >= LOCAL_MARKS_PRUNE_AT) {
-        const now = Date.now();
-        for (const [id, until] of marks) if (until <= now) marks.delete(id);
-      }
-      marks.set(userId, Date.now() + windowMs);
-      try {
-        await redis.set(markKey(userId), "1", "PX", windowMs);
-      } catch (err) {
-        // Other processes then do not know for the window; this one does, and their
-        // mark check fails (to the primary) while Redis stays down.
-        logger.warn({ err: (err as Error).message, userId }, "read-after-write mark not stored in Redis");
-      }
+      if (auth) await noteWriteBy(auth.user.id);
     },
+    noteWriteBy,
     status: () => health.states.map((state) => ({ ...state })),
     close: async () => {
       health.stop();

@@ -38,7 +38,7 @@ export type Outcome =
   | { status: "blocked"; error: string }
   | { status: "failed"; error: string };
 
-type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger">;
+type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /** Settles a live run; false when it had already ended (nothing is written then). */
 export async function settle(deps: Deps, runId: string, outcome: Outcome): Promise<boolean> {

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import supertest from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
+import { jobEnded } from "../../src/jobs/lifecycle.js";
 import { loadConfig } from "../../src/platform/config.js";
 import { onServer } from "../../src/platform/database-admin.js";
 import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js";
@@ -132,6 +133,34 @@ describe("replica reads", () => {
     await pair.waitReplayed();
     const entity = await web1.http.get("/api/entities").set(bearer(reader));
     expect(entity.body.map((e: { name: string }) => e.name)).toContain("Fresh");
+  });
+
+  it("marks a job's owner as a writer when the job ends, so the owner's replica reads see what it stored", async () => {
+    const ownerSub = randomId("owner-");
+    const created = await web1.http
+      .post("/api/entities")
+      .set(bearer(await signToken(ownerSub)))
+      .send({ name: "Owned" });
+    expect(created.status).toBe(201);
+    const owner = await web1.deps.db.user.findUniqueOrThrow({ where: { sub: ownerSub } });
+    const jobId = randomUUID();
+    await web1.deps.db.$executeRaw`
+      INSERT INTO collection_jobs (id, user_id, entity_id, idempotency_key, request_hash, queue_job_id, route, status,
+        objective, questions, depth, platforms, collection_only, progress, updated_at, finished_at)
+      VALUES (${jobId}::uuid, ${owner.id}::uuid, ${created.body.id}::uuid, ${randomId("k-")}, 'h', ${randomId("q-")}, 'collection',
+        'completed', 'Owned objective', '{}', 'brief', '{web}', true, '{}'::jsonb, now(), now())`;
+    await pair.waitReplayed();
+    const auth = { via: "bearer" as const, user: { id: owner.id, sub: ownerSub, rawExportEnabled: false, isInternalAgent: false } };
+    const markKey = `${prefix}:db:wrote:${owner.id}`;
+    // The create's own mark lapses (web2 never saw the create, so it goes by Redis alone).
+    await web1.deps.redis.del(markKey);
+    expect(await inRecovery(await web2.deps.reads.forCaller(auth))).toBe(true);
+
+    // A worker (its own deps) ends the job.
+    const { deps: worker } = appOn(true);
+    await jobEnded(worker, { kind: "collection_job", id: jobId, status: "completed" });
+    expect(await web1.deps.redis.pttl(markKey)).toBeGreaterThan(0);
+    expect(await inRecovery(await web2.deps.reads.forCaller(auth))).toBe(false);
   });
 
   it("skips a replica that falls behind by more than DATABASE_REPLICA_MAX_LAG_MS, and uses it again once it catches up", async () => {
