@@ -13,7 +13,7 @@ import { loadConfig } from "../../src/platform/config.js";
 import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps, createDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
-import { whenReady } from "../../src/platform/redis.js";
+import { deleteKeys, whenReady } from "../../src/platform/redis.js";
 import { COPY_SQL, copyLines, makeBatch } from "./corpus.js";
 
 /**
@@ -195,8 +195,7 @@ try {
 } finally {
   server.close();
   await copyPool.end();
-  const keys = await deps.redis.keys(`${config.REDIS_PREFIX}:*`).catch(() => [] as string[]);
-  if (keys.length > 0) await deps.redis.del(...keys).catch(() => 0);
+  await deleteKeys(deps.redis, `${config.REDIS_PREFIX}:*`).catch(() => 0);
   await closeDeps(deps);
   await dropDatabase(serverUrl, dbName);
 }

@@ -4,7 +4,7 @@ import { createParser } from "eventsource-parser";
 import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
-import { whenReady } from "../../src/platform/redis.js";
+import { deleteKeys, whenReady } from "../../src/platform/redis.js";
 import { processors } from "../../workers/processors.js";
 import { startWorkers } from "../../workers/runtime.js";
 import { startBenchApp } from "../lib/app.js";
@@ -120,8 +120,7 @@ export async function runDeepAnalysis(sentences: GoldSentence[], question: strin
     server.closeAllConnections();
     server.close();
     await workers.close();
-    const keys = await deps.redis.keys(`${deps.config.REDIS_PREFIX}:*`).catch(() => [] as string[]);
-    if (keys.length > 0) await deps.redis.del(...keys).catch(() => 0);
+    await deleteKeys(deps.redis, `${deps.config.REDIS_PREFIX}:*`).catch(() => 0);
     await closeDeps(deps);
     await dropDatabase(serverUrl, dbName);
   }

@@ -11,7 +11,7 @@ import { SignJWT } from "jose";
 import pg from "pg";
 import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
-import { createRedis } from "../../src/platform/redis.js";
+import { createRedis, deleteKeys } from "../../src/platform/redis.js";
 
 /**
  * Job throughput, in one run on a fresh migrated database:
@@ -367,8 +367,7 @@ try {
 } finally {
   await Promise.all(children.map(stop));
   await db.end();
-  const keys = await redis.keys(`${prefix}:*`);
-  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+  await deleteKeys(redis, `${prefix}:*`);
   redis.disconnect();
   await dropDatabase(serverUrl, dbName);
 }
