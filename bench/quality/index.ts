@@ -21,6 +21,8 @@ const { values: args } = parseArgs({
   options: {
     question: { type: "string", default: "What do people praise and complain about?" },
     "polarity-only": { type: "boolean", default: false },
+    /** Also print every quoted sentence of each theme with its gold category and polarity. */
+    "show-evidence": { type: "boolean", default: false },
     "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
   },
 });
@@ -93,6 +95,15 @@ async function analysisSection(sentences: GoldSentence[]) {
       `   ${t.title.slice(0, width).padEnd(width)}  ${String(t.evidence).padStart(8)}  ${`${t.category} (${pct(t.categoryShare)})`.padEnd(27)} ` +
         `${t.goldPolarity.join("|").padEnd(18)} ${t.polarity ?? "-"}${t.agrees ? "" : "  ✗"}`,
     );
+  }
+  if (args["show-evidence"]) {
+    for (const theme of read) {
+      log(`   ${theme.title}`);
+      for (const id of theme.contentIds) {
+        const gold = goldByContentId.get(id);
+        log(`     ${`${gold?.category ?? "?"}/${gold?.polarity ?? "?"}`.padEnd(22)} ${(gold?.text ?? "").slice(0, 110)}`);
+      }
+    }
   }
   log(`   theme purity: weighted by evidence ${f3(quality.purityWeighted)}, unweighted ${f3(quality.purityUnweighted)}`);
   log(

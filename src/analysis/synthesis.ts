@@ -132,16 +132,21 @@ export function nameOf(theme: Pick<Theme, "label">): string {
 
 /**
  * Units in the order a theme quotes them: those that name the aspect themselves before
- * those that take it from the clause before, those about this aspect alone before those
- * that also name others, the strongest first; one per source before a second from any.
+ * those that take it from the clause before, those of sources of one mind (see
+ * `Theme.conflicted`) before those of sources that also take the other side, those about
+ * this aspect alone before those that also name others, the strongest first; one per
+ * source before a second from any.
  */
 function evidenceOrder(theme: Theme): Unit[] {
   const names = (u: Unit) => (u.terms.includes(theme.aspect) ? 1 : 0);
+  const conflicted = new Set(theme.conflicted);
+  const clear = (u: Unit) => (conflicted.has(u.contentId) ? 0 : 1);
   const others = (u: Unit) => u.terms.filter((t) => t !== theme.aspect).length;
   const quotable = theme.units.filter((u) => u.text.trim().length >= MIN_QUOTE_CHARS);
   const ordered = [...quotable].sort(
     (a, b) =>
       names(b) - names(a) ||
+      clear(b) - clear(a) ||
       Math.min(others(a), 2) - Math.min(others(b), 2) ||
       Math.abs(b.sentiment) - Math.abs(a.sentiment) ||
       b.relevance - a.relevance ||

@@ -47,6 +47,12 @@ export interface Theme {
   focus: boolean;
   /** Mean absolute sentiment of the theme's statements (0 for requests and neutral mentions). */
   strength: number;
+  /**
+   * The theme's sources that also take the opposite side somewhere (a complaint's sources that
+   * praise something, a praise's sources that complain): their statements here are less clear-cut
+   * examples of the theme, so they are quoted after those of sources that are of one mind.
+   */
+  conflicted: string[];
 }
 
 /** An aspect is split when the smaller of its complaint and praise sides holds at least this share of them. */
@@ -123,15 +129,18 @@ const sideOf = (u: Unit): ThemePolarity =>
  */
 export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionIntent): Theme[] {
   const byAspect = new Map<string, Map<ThemePolarity, Unit[]>>();
+  const sidesOfSource = new Map<string, Set<ThemePolarity>>();
   for (const u of units) {
     if ((u.text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0) < 2) continue;
+    const side = sideOf(u);
+    sidesOfSource.set(u.contentId, (sidesOfSource.get(u.contentId) ?? new Set()).add(side));
     const aspect = model.aspectOf(u);
     if (!aspect) continue;
     const sides = byAspect.get(aspect) ?? new Map<ThemePolarity, Unit[]>();
-    const side = sideOf(u);
     sides.set(side, [...(sides.get(side) ?? []), u]);
     byAspect.set(aspect, sides);
   }
+  const opposite: Partial<Record<ThemePolarity, ThemePolarity>> = { complaint: "praise", praise: "complaint" };
   const themes: Theme[] = [];
   for (const [aspect, sides] of byAspect) {
     const sourcesOn = (side: ThemePolarity) => new Set((sides.get(side) ?? []).map((u) => u.contentId));
@@ -157,6 +166,10 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
         mentions,
         focus,
         strength: opinions.length === 0 ? 0 : opinions.reduce((sum, u) => sum + Math.abs(u.sentiment), 0) / opinions.length,
+        conflicted: [...sourcesOn(polarity)].filter((id) => {
+          const other = opposite[polarity];
+          return other !== undefined && sidesOfSource.get(id)?.has(other) === true;
+        }),
       });
     }
   }

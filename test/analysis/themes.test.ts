@@ -3,6 +3,7 @@ import { extractiveAnswer } from "../../src/analysis/answer.js";
 import { mineAspects } from "../../src/analysis/aspect-mining.js";
 import { questionIntent } from "../../src/analysis/question.js";
 import type { InsightItem } from "../../src/analysis/schemas.js";
+import { extractiveInsights } from "../../src/analysis/synthesis.js";
 import { buildThemes, isSplit, selectThemes, type Theme, type Unit } from "../../src/analysis/themes.js";
 import { opinionUnits } from "../../src/enrichment/opinions.js";
 
@@ -76,6 +77,19 @@ describe("theme polarity", () => {
     expect(themes.map(summary)).toEqual(["sync/praise/2", "sync/complaint/1"]);
     for (const t of themes) expect(t.counts).toEqual(counts);
     expect(isSplit(counts)).toBe(true);
+  });
+
+  it("quotes sources of one mind first: a praise from a source that also complains comes after a clear-cut one", () => {
+    const posts = ["The battery is amazing. The screen is terrible.", "The battery is decent.", "The screen is fine."];
+    const { themes } = themesOf(posts);
+    const battery = themes.find((t) => t.aspect === "battery" && t.polarity === "praise");
+    expect(battery?.sources).toBe(2);
+    expect(battery?.conflicted).toEqual(["post-00"]);
+    const contentOf = new Map(posts.map((p, i) => [`post-${String(i).padStart(2, "0")}`, p]));
+    const platformOf = new Map([...contentOf.keys()].map((id) => [id, "reddit"]));
+    const [insight] = extractiveInsights([battery as Theme], platformOf, contentOf, 2);
+    // "amazing" is the stronger word, but its source also complains about the screen.
+    expect(insight?.evidence.map((e) => e.content_id)).toEqual(["post-01", "post-00"]);
   });
 
   it("calls an aspect split only when neither side is a small minority", () => {
