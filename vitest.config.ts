@@ -22,6 +22,10 @@ const clusterSuites = [
   "test/jobs/requeue-lost.test.ts",
   "test/jobs/run-steps.test.ts",
   "test/jobs/job-webhooks.test.ts",
+  "test/jobs/cancel-notes.test.ts",
+  "test/notes/sync.test.ts",
+  "test/webhooks/delivery.test.ts",
+  "test/routines/dispatch.test.ts",
   "test/cluster/**/*.test.ts",
 ];
 
