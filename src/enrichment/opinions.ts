@@ -40,7 +40,7 @@ export interface OpinionSpan {
 }
 
 /** Version of the opinion analyser; stored with each unit, so units written by an older one are recomputed when analysed. */
-export const ANALYSER_VERSION = 2;
+export const ANALYSER_VERSION = 3;
 
 /** Longest unit, in UTF-16 code units; longer sentences are cut at a space. */
 export const MAX_UNIT_CHARS = 1000;

@@ -191,6 +191,25 @@ describe("what a clause is about, against the words around it", () => {
     expect(only("It freezes whenever I attach a photo.").aspect).toBe("stability");
   });
 
+  it.each([
+    ["After three months the unit will no longer charge.", "negative"],
+    ["The sync no longer works on my phone.", "negative"],
+    ["Battery could last longer.", "negative"],
+    ["The speakers could be louder.", "negative"],
+    ["The export dialog needs to be redesigned.", "negative"],
+    ["The touchpad is non-functioning.", "negative"],
+    ["The keys are popping off.", "negative"],
+    ["The case is coming apart.", "negative"],
+    ["The thermostat had no effect.", "negative"],
+    ["It is not what I wanted.", "negative"],
+    ["This laptop does all I need it to do.", "positive"],
+    ["Exactly what we needed for the team.", "positive"],
+    ["Two blocks from the station for that price is hard to beat.", "positive"],
+    ["I can't remember a better night's sleep.", "positive"],
+  ])("reads what product reviews say without opinion words: %s → %s", (text, label) => {
+    expect(only(text).label).toBe(label);
+  });
+
   it("starting or loading at once is praise, crashing at once is not", () => {
     expect(only("The desktop app starts instantly.").label).toBe("positive");
     expect(only("The page loads immediately.").label).toBe("positive");
