@@ -1,4 +1,5 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker } from "bullmq";
+import { queueConcurrency } from "../src/platform/config.js";
 import type { AppDeps } from "../src/platform/deps.js";
 import { toError } from "../src/platform/errors.js";
 import { type JobName, type JobPayload, jobCatalog, parseJobPayload, type QueueName } from "../src/platform/queues.js";
@@ -46,6 +47,7 @@ export function startWorkers(
   options: { concurrency?: number; queues?: QueueName[]; lockDuration?: number; stalledInterval?: number } = {},
 ): WorkerHandles {
   const connection = createRedis(deps.config.REDIS_URL, "worker", "worker", deps.logger);
+  const perQueue = queueConcurrency(deps.config.WORKER_QUEUE_CONCURRENCY).byQueue;
   const byQueue = new Map<QueueName, JobName[]>();
   const active = new Map<string, { queue: QueueName; id: string | undefined; name: string }>();
   for (const name of Object.keys(processors) as JobName[]) {
@@ -74,7 +76,7 @@ export function startWorkers(
       {
         connection,
         prefix: deps.queues.prefixFor(queue),
-        concurrency: options.concurrency ?? deps.config.WORKER_QUEUE_CONCURRENCY[queue] ?? deps.config.WORKER_CONCURRENCY,
+        concurrency: options.concurrency ?? perQueue[queue] ?? deps.config.WORKER_CONCURRENCY,
         // A worker that dies mid-job loses its lock; the job is retried after this long.
         lockDuration: options.lockDuration ?? deps.config.WORKER_LOCK_DURATION_MS,
         stalledInterval: options.stalledInterval ?? deps.config.WORKER_STALLED_INTERVAL_MS,

@@ -56,26 +56,8 @@ export const EnvironmentSchema = z
     WORKER_QUEUE_CONCURRENCY: z
       .string()
       .default("")
-      .transform((value, ctx) => {
-        const byQueue: Partial<Record<QueueName, number>> = {};
-        for (const part of value
-          .split(",")
-          .map((p) => p.trim())
-          .filter(Boolean)) {
-          const [, queue = "", n = ""] = /^([^=\s]+)\s*=\s*(\S+)$/.exec(part) ?? [];
-          const count = Number(n);
-          if (!(QUEUE_NAMES as readonly string[]).includes(queue)) {
-            ctx.addIssue({
-              code: "custom",
-              message: `'${part}' names no queue: write queue=number with a queue of ${QUEUE_NAMES.join(", ")}`,
-            });
-          } else if (!Number.isInteger(count) || count < 1 || count > 256) {
-            ctx.addIssue({ code: "custom", message: `'${part}': the concurrency must be a whole number from 1 to 256` });
-          } else {
-            byQueue[queue as QueueName] = count;
-          }
-        }
-        return byQueue;
+      .superRefine((value, ctx) => {
+        for (const problem of queueConcurrency(value).problems) ctx.addIssue({ code: "custom", message: problem });
       }),
     // A worker that dies mid-job stops renewing the job's lock; after the lock lapses the
     // next stalled-job check (every WORKER_STALLED_INTERVAL_MS) hands the job to another worker.
@@ -160,6 +142,31 @@ export const EnvironmentSchema = z
   });
 
 export type Config = z.infer<typeof EnvironmentSchema>;
+
+/**
+ * `WORKER_QUEUE_CONCURRENCY` ("webhooks=32,analysis=2") read as a concurrency per queue, with
+ * what is wrong in it. The setting stays a string in the config, so a config can be passed on
+ * as an environment as it is.
+ */
+export function queueConcurrency(value: string): { byQueue: Partial<Record<QueueName, number>>; problems: string[] } {
+  const byQueue: Partial<Record<QueueName, number>> = {};
+  const problems: string[] = [];
+  for (const part of value
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [, queue = "", n = ""] = /^([^=\s]+)\s*=\s*(\S+)$/.exec(part) ?? [];
+    const count = Number(n);
+    if (!(QUEUE_NAMES as readonly string[]).includes(queue)) {
+      problems.push(`'${part}' names no queue: write queue=number with a queue of ${QUEUE_NAMES.join(", ")}`);
+    } else if (!Number.isInteger(count) || count < 1 || count > 256) {
+      problems.push(`'${part}': the concurrency must be a whole number from 1 to 256`);
+    } else {
+      byQueue[queue as QueueName] = count;
+    }
+  }
+  return { byQueue, problems };
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/platform/config.js";
+import { loadConfig, queueConcurrency } from "../../src/platform/config.js";
 import type { QueueName } from "../../src/platform/queues.js";
 import { startWorkers } from "../../workers/runtime.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -9,11 +9,9 @@ import { until } from "../reliability/support/processes.js";
 describe("WORKER_QUEUE_CONCURRENCY", () => {
   it("parses queue=number pairs and names what is wrong", () => {
     const base = { AUTH_JWT_SECRET: "a-secret-of-16-chars" };
-    expect(loadConfig(base).WORKER_QUEUE_CONCURRENCY).toEqual({});
-    expect(loadConfig({ ...base, WORKER_QUEUE_CONCURRENCY: " webhooks=32 , analysis = 2," }).WORKER_QUEUE_CONCURRENCY).toEqual({
-      webhooks: 32,
-      analysis: 2,
-    });
+    expect(queueConcurrency(loadConfig(base).WORKER_QUEUE_CONCURRENCY).byQueue).toEqual({});
+    const config = loadConfig({ ...base, WORKER_QUEUE_CONCURRENCY: " webhooks=32 , analysis = 2," });
+    expect(queueConcurrency(config.WORKER_QUEUE_CONCURRENCY).byQueue).toEqual({ webhooks: 32, analysis: 2 });
     expect(() => loadConfig({ ...base, WORKER_QUEUE_CONCURRENCY: "webhook=3" })).toThrow(
       /WORKER_QUEUE_CONCURRENCY: 'webhook=3' names no queue: write queue=number with a queue of collection, analysis/,
     );
