@@ -17,22 +17,38 @@ export async function currentScope(db: Db | DbTx, userId: string, entityId: stri
   return { entity, skill, scope, hash: scopeHash(scope), price: estimate(scope) };
 }
 
-export async function createQuote(db: Db, userId: string, entityId: string, skillId: string, sourceMode: SourceMode) {
-  const { skill, scope, hash, price } = await currentScope(db, userId, entityId, skillId, sourceMode);
-  const expiresAt = new Date(Date.now() + QUOTE_TTL_MS);
-  const quote = await db.quote.create({
+/** What a quote records: a skill's scope for one caller, priced. */
+export interface PricedScope {
+  skillId: string;
+  entityId: string;
+  userId: string;
+  sourceMode: SourceMode;
+  scope: object;
+  hash: string;
+  price: ReturnType<typeof estimate>;
+}
+
+/** Stores a quote for a priced scope, valid for QUOTE_TTL_MS from `now`. */
+export function insertQuote(db: Db | DbTx, priced: PricedScope, now = new Date()) {
+  const { price } = priced;
+  return db.quote.create({
     data: {
-      skillId: skill.id,
-      entityId: skill.entityId,
-      userId,
-      sourceMode,
+      skillId: priced.skillId,
+      entityId: priced.entityId,
+      userId: priced.userId,
+      sourceMode: priced.sourceMode,
       estimatedCredits: price.estimated,
       maxChargeCredits: price.maximum,
-      scopeHash: hash,
-      breakdown: { ...price.breakdown, scope } as unknown as Prisma.InputJsonValue,
-      expiresAt,
+      scopeHash: priced.hash,
+      breakdown: { ...price.breakdown, scope: priced.scope } as unknown as Prisma.InputJsonValue,
+      expiresAt: new Date(now.getTime() + QUOTE_TTL_MS),
     },
   });
+}
+
+export async function createQuote(db: Db, userId: string, entityId: string, skillId: string, sourceMode: SourceMode) {
+  const { skill, scope, hash, price } = await currentScope(db, userId, entityId, skillId, sourceMode);
+  const quote = await insertQuote(db, { skillId: skill.id, entityId: skill.entityId, userId, sourceMode, scope, hash, price });
   return {
     quote_id: quote.id,
     skill_id: skill.id,
@@ -41,7 +57,7 @@ export async function createQuote(db: Db, userId: string, entityId: string, skil
     estimated_credits: price.estimated,
     max_charge_credits: price.maximum,
     scope_hash: hash,
-    expires_at: expiresAt.toISOString(),
+    expires_at: quote.expiresAt.toISOString(),
     breakdown: { ...price.breakdown, scope },
     run_url: `/api/entities/${skill.entityId}/skills/${skill.id}/runs`,
   };

@@ -1,9 +1,9 @@
 import { hostname } from "node:os";
 import { balance, lockWorkspaceLedger } from "../billing/ledger.js";
-import { currentScope, QUOTE_TTL_MS } from "../billing/quotes.js";
+import { currentScope, insertQuote } from "../billing/quotes.js";
 import { sha256Hex } from "../platform/canonical.js";
 import type { Config } from "../platform/config.js";
-import type { Db, DbTx, Prisma } from "../platform/db.js";
+import type { Db, DbTx } from "../platform/db.js";
 import { AppError, toError } from "../platform/errors.js";
 import type { Logger } from "../platform/logger.js";
 import type { Queues } from "../platform/queues.js";
@@ -126,19 +126,7 @@ async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRo
     );
   }
 
-  const quote = await tx.quote.create({
-    data: {
-      skillId: skill.id,
-      entityId: entity.id,
-      userId,
-      sourceMode,
-      estimatedCredits: price.estimated,
-      maxChargeCredits: price.maximum,
-      scopeHash: hash,
-      breakdown: { ...price.breakdown, scope } as unknown as Prisma.InputJsonValue,
-      expiresAt: new Date(now.getTime() + QUOTE_TTL_MS),
-    },
-  });
+  const quote = await insertQuote(tx, { skillId: skill.id, entityId: entity.id, userId, sourceMode, scope, hash, price }, now);
   const occurrenceAt = due.occurrence.toISOString();
   const run = await insertQueuedRun(tx, deps.queues, {
     skillId: skill.id,
