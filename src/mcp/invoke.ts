@@ -2,7 +2,7 @@ import type { AuthContext, Authenticator, Credential } from "../platform/auth.js
 import type { AppDeps } from "../platform/deps.js";
 import { type AppError, ValidationFailed } from "../platform/errors.js";
 import { toHttpError } from "../platform/http/errors.js";
-import { type AnyRoute, type HandlerResult, parsePath } from "../platform/http/route.js";
+import { type AnyRoute, type HandlerResult, mayWrite, parsePath } from "../platform/http/route.js";
 import { parseInput } from "../platform/validation.js";
 import type { ToolMetrics } from "./metrics.js";
 
@@ -121,7 +121,7 @@ export async function invoke(ctx: CallContext, op: Operation): Promise<Answer> {
     const input = { params: path.params, query, body, auth };
 
     // As mountRoutes: a call that may write keeps its caller's replica reads on the primary.
-    const writes = route.method !== "get" && auth !== undefined;
+    const writes = mayWrite(route) && auth !== undefined;
     if (writes) await services.deps.reads.noteWrite(auth);
     const result = await (op.call ? op.call(input) : route.handler({ ...input, req: NO_HTTP(op.route), res: NO_HTTP(op.route) })).finally(
       () => (writes ? services.deps.reads.noteWrite(auth) : undefined),

@@ -13,13 +13,17 @@ export const searchRoutes = (deps: AppDeps) => {
       summary: "Search stored public evidence (and configured external providers) without synthesis",
       tags: ["search"],
       auth: AUTH.bearerOnly,
+      // POST for its body; it writes nothing, so it may read from a replica.
+      readOnly: true,
       body: SearchBody,
       responses: {
         200: { description: "Ranked results", schema: SearchResponse },
         502: { description: "A search provider answered badly" },
         503: { description: "A search provider could not be reached or timed out" },
       },
-      handler: async ({ body, auth }) => ({ body: await searchEvidence(providers, callerId(auth), body) }),
+      handler: async ({ body, auth }) => ({
+        body: await searchEvidence(providers, callerId(auth), body, await deps.reads.forCaller(auth)),
+      }),
     }),
   ];
 };

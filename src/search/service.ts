@@ -46,11 +46,11 @@ export function normaliseUrl(url: string): string {
   }
 }
 
-export async function searchEvidence(providers: SearchProvider[], userId: string, input: SearchInput): Promise<SearchResponse> {
+export async function searchEvidence(providers: SearchProvider[], userId: string, input: SearchInput, reads?: Db): Promise<SearchResponse> {
   const platforms = expandPlatforms(input.platforms);
   if (platforms && platforms.length === 0) return { results: [], count: 0, query: input.query };
 
-  const request = { userId, query: input.query, platforms, limit: input.limit, dateFrom: input.date_from };
+  const request = { userId, query: input.query, platforms, limit: input.limit, dateFrom: input.date_from, reads };
   const lists = await Promise.all(providers.map(async (p) => ({ name: p.name, hits: await p.search(request) })));
 
   const merged = new Map<string, { hit: SearchHit; score: number; source: string }>();

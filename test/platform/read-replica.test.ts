@@ -135,6 +135,56 @@ describe("replica reads", () => {
     expect(entity.body.map((e: { name: string }) => e.name)).toContain("Fresh");
   });
 
+  it("serves a search (a POST that writes nothing) from the replica without marking the caller", async () => {
+    const writerSub = randomId("searcher-w-");
+    const readerSub = randomId("searcher-r-");
+    const writer = await signToken(writerSub);
+    const reader = await signToken(readerSub);
+    const first = await web1.http.post("/api/entities").set(bearer(writer)).send({ name: "Searched" });
+    expect(first.status).toBe(201);
+    expect((await web1.http.get("/api/entities").set(bearer(reader))).status).toBe(200);
+    const readerUser = await web1.deps.db.user.findUniqueOrThrow({ where: { sub: readerSub } });
+    await web1.deps.db.workspaceMember.create({ data: { workspaceId: first.body.workspace_id, userId: readerUser.id, role: "member" } });
+    await pair.waitReplayed();
+
+    const word = `zebrafinch${randomUUID().slice(0, 8)}`;
+    const search = (app: typeof web1, token: string) => app.http.post("/agent/v1/search").set(bearer(token)).send({ query: word });
+    const found = (res: { body: { results: { content_id: string }[] } }) => res.body.results.map((r) => r.content_id);
+    await pair.pauseReplay(true);
+    try {
+      const ingested = await web1.http
+        .post("/agent/v1/ingest/content")
+        .set(bearer(writer))
+        .send({
+          entity_id: first.body.id,
+          sources: [
+            {
+              id: randomUUID(),
+              url: `https://example.com/${randomUUID()}`,
+              author: "a",
+              platform: "reddit",
+              content: `The ${word} is lovely.`,
+            },
+          ],
+        });
+      expect(ingested.status).toBe(200);
+      const [contentId] = ingested.body.content_ids as string[];
+
+      // The reader's search reads the replica, which has not replayed the row, and marks nobody.
+      const byReader = await search(web2, reader);
+      expect(byReader.status).toBe(200);
+      expect(found(byReader)).toEqual([]);
+      expect(await web1.deps.redis.exists(`${prefix}:db:wrote:${readerUser.id}`)).toBe(0);
+      // The writer's own search is on the primary; so is every search without replicas.
+      expect(found(await search(web2, writer))).toEqual([contentId]);
+      expect(found(await search(primaryOnly, reader))).toEqual([contentId]);
+    } finally {
+      await pair.pauseReplay(false);
+    }
+    await pair.waitReplayed();
+    expect(found(await search(web2, reader))).toHaveLength(1);
+  });
+
   it("marks a job's owner as a writer when the job ends, so the owner's replica reads see what it stored", async () => {
     const ownerSub = randomId("owner-");
     const created = await web1.http

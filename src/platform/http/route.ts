@@ -50,12 +50,20 @@ export interface RouteSpec<B extends z.ZodType = z.ZodType, Q extends z.ZodType 
   /** Extra request headers worth documenting (e.g. Idempotency-Key). */
   headers?: { name: string; required: boolean; description: string }[];
   responses: Record<number, ResponseSpec>;
+  /**
+   * A request that is not a GET but writes nothing (a search sent as POST for its body): it does
+   * not mark its caller as a writer, so the caller's replica reads are not moved to the primary.
+   */
+  readOnly?: boolean;
   /** Return a result to send it as JSON; return nothing when the handler wrote the response itself. */
   handler: (input: HandlerInput<z.output<B>, z.output<Q>, z.output<P>>) => Promise<HandlerResult | undefined>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the table holds routes of every schema type
 export type AnyRoute = RouteSpec<any, any, any>;
+
+/** Whether a request to this route may write, so it marks its caller (read-your-writes, src/platform/replicas.ts). */
+export const mayWrite = (route: Pick<AnyRoute, "method" | "readOnly">) => route.method !== "get" && route.readOnly !== true;
 
 export function defineRoute<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, P extends z.ZodType = z.ZodType>(
   spec: RouteSpec<B, Q, P>,
@@ -87,7 +95,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], services: HttpSe
 
       // A request that may write marks its caller before and after it runs (read-your-writes
       // for replica reads, src/platform/replicas.ts), before the answer leaves.
-      const writes = route.method !== "get" && auth !== undefined ? services.noteWrite : undefined;
+      const writes = mayWrite(route) && auth !== undefined ? services.noteWrite : undefined;
       await writes?.(auth);
       const result = await route.handler({ body, query, params, auth, req, res }).finally(() => writes?.(auth));
       if (result === undefined || res.headersSent) {

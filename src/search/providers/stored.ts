@@ -52,10 +52,10 @@ async function recentFloor(db: Db, fraction: number): Promise<Date | undefined> 
   return index <= 0 ? undefined : bounds[index];
 }
 
-export function storedProvider(db: Db, options: { rankAllUpTo?: number } = {}): SearchProvider {
+export function storedProvider(primary: Db, options: { rankAllUpTo?: number } = {}): SearchProvider {
   const rankAllUpTo = options.rankAllUpTo ?? RANK_ALL_UP_TO;
 
-  const run = async (request: ProviderRequest, workspaces: string[], storedSince: Date | undefined) => {
+  const run = async (db: Db, request: ProviderRequest, workspaces: string[], storedSince: Date | undefined) => {
     const platformFilter = request.platforms ? Prisma.sql`AND c.platform = ANY(${request.platforms}::text[])` : Prisma.empty;
     const dateFilter = request.dateFrom
       ? Prisma.sql`AND coalesce(c.published_at, c.created_at) >= ${request.dateFrom}::timestamptz`
@@ -91,6 +91,8 @@ export function storedProvider(db: Db, options: { rankAllUpTo?: number } = {}): 
   return {
     name: "stored",
     async search(request: ProviderRequest): Promise<SearchHit[]> {
+      // The caller's replica handle when the route gave one (every read below is stale-tolerant).
+      const db = request.reads ?? primary;
       const workspaces = await visibleWorkspaceIds(db, request.userId);
       if (workspaces.length === 0) return [];
       let rows: Row[] | undefined;
@@ -98,11 +100,11 @@ export function storedProvider(db: Db, options: { rankAllUpTo?: number } = {}): 
       if (estimate > rankAllUpTo) {
         const since = await recentFloor(db, rankAllUpTo / estimate);
         if (since) {
-          rows = await run(request, workspaces, since);
+          rows = await run(db, request, workspaces, since);
           if (rows.length < request.limit) rows = undefined;
         }
       }
-      rows ??= await run(request, workspaces, undefined);
+      rows ??= await run(db, request, workspaces, undefined);
       return rows.map((r) => ({
         title: r.title,
         // Rows stored before links were checked may hold other schemes; never answer them as links.

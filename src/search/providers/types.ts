@@ -1,3 +1,5 @@
+import type { Db } from "../../platform/db.js";
+
 /**
  * A search provider answers one query with hits in its own best-first order. Providers
  * throw AppError `upstream_error` (502: answered badly) or `upstream_unavailable` (503:
@@ -11,6 +13,8 @@ export interface ProviderRequest {
   platforms: string[] | undefined;
   limit: number;
   dateFrom: Date | undefined;
+  /** The handle for this caller's stale-tolerant reads (a replica, or the primary); providers that read the database use it. */
+  reads?: Db;
 }
 
 export interface SearchHit {
