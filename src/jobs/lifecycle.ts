@@ -108,7 +108,7 @@ const RUN_STEP_COLUMN: Partial<Record<JobKind, string>> = {
   analysis: "analysis_id",
 };
 
-const endedContextSql = (kind: JobKind) => {
+export const endedContextSql = (kind: JobKind) => {
   const column = RUN_STEP_COLUMN[kind];
   const runs = column
     ? `ARRAY(SELECT r.id::text FROM workflow_runs r WHERE r.${column} = $1::uuid AND r.status IN ('queued', 'running'))`
