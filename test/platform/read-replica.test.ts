@@ -206,8 +206,10 @@ describe("replica reads", () => {
     await web1.deps.redis.del(markKey);
     expect(await inRecovery(await web2.deps.reads.forCaller(auth))).toBe(true);
 
-    // A worker (its own deps) ends the job.
-    const { deps: worker } = appOn(true);
+    // A worker (its own deps, connected to Redis as a running worker is; a window this test cannot
+    // outlast on a loaded machine; what it logs at warn, since jobEnded never throws) ends the job.
+    const { deps: worker } = appOn(true, { DATABASE_PRIMARY_AFTER_WRITE_MS: "60000", LOG_LEVEL: "warn" });
+    await whenReady(worker.redis, 5000);
     await jobEnded(worker, { kind: "collection_job", id: jobId, status: "completed" });
     expect(await web1.deps.redis.pttl(markKey)).toBeGreaterThan(0);
     expect(await inRecovery(await web2.deps.reads.forCaller(auth))).toBe(false);
