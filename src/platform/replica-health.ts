@@ -59,6 +59,8 @@ export class ReplicaHealth {
   private timer: NodeJS.Timeout | undefined;
   private started: Promise<void> | undefined;
   private stopped = false;
+  /** Checks still waiting for an answer: a replica that hangs gets no second check piled on. */
+  private readonly pending = new Set<number>();
 
   constructor(
     private readonly primary: Db,
@@ -108,13 +110,23 @@ export class ReplicaHealth {
     }
     await Promise.all(
       this.replicas.map(async (replica, index) => {
+        if (this.pending.has(index)) {
+          this.record(index, { healthy: false, lagMs: null, problem: "does not answer: the previous check is still waiting" });
+          return;
+        }
         let next: Omit<ReplicaState, "index">;
         try {
-          const [row] = await within(
+          this.pending.add(index);
+          // One promise for the query (Prisma's are lazy), watched twice: for the timeout and for its end.
+          const query = Promise.resolve(
             replica.$queryRaw<{ lsn: string | null; standby: boolean }[]>`
               SELECT pg_last_wal_replay_lsn()::text AS lsn, pg_is_in_recovery() AS standby`,
-            timeoutMs,
           );
+          void query.then(
+            () => this.pending.delete(index),
+            () => this.pending.delete(index),
+          );
+          const [row] = await within(query, timeoutMs);
           if (!row?.standby || !row.lsn) {
             next = { healthy: false, lagMs: null, problem: "not a standby (promoted, or not a replica)" };
           } else {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import supertest from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
@@ -279,6 +280,27 @@ describe("replica reads", () => {
       expect(await inRecovery(handle)).toBe(false);
     } finally {
       await proxy.close();
+    }
+  });
+
+  it("puts no second check on a replica whose first one hangs", async () => {
+    // A server that accepts connections and never answers, as a replica behind a black hole would.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const { deps } = appOn([`postgresql://postgres@127.0.0.1:${port}/${DB}`], { DATABASE_REPLICA_CHECK_MS: "100" });
+      // The first check times out after a second; the replica is skipped and reads go to the primary.
+      expect(await deps.reads.forCaller(undefined)).toBe(deps.db);
+      expect(deps.reads.status()[0]?.problem).toMatch(/^does not answer: no answer within 1000 ms$/);
+      // Later checks find the first still waiting and send nothing more.
+      await until2("a later check", async () => deps.reads.status()[0]?.problem?.includes("previous check is still waiting"));
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(sockets).toHaveLength(1);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 
