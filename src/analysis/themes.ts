@@ -156,6 +156,7 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
     for (const [polarity, members] of sides) {
       if (polarity === "neutral" && judged.size > 0) continue;
       const opinions = members.filter((u) => u.label !== "neutral" && u.kind === "opinion");
+      const other = opposite[polarity];
       themes.push({
         aspect,
         label: model.label(aspect),
@@ -166,10 +167,7 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
         mentions,
         focus,
         strength: opinions.length === 0 ? 0 : opinions.reduce((sum, u) => sum + Math.abs(u.sentiment), 0) / opinions.length,
-        conflicted: [...sourcesOn(polarity)].filter((id) => {
-          const other = opposite[polarity];
-          return other !== undefined && sidesOfSource.get(id)?.has(other) === true;
-        }),
+        conflicted: other === undefined ? [] : [...sourcesOn(polarity)].filter((id) => sidesOfSource.get(id)?.has(other)),
       });
     }
   }

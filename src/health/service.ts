@@ -1,23 +1,16 @@
 import type { AppDeps } from "../platform/deps.js";
 import { whenReady } from "../platform/redis.js";
+import { within } from "../platform/timeout.js";
 
 type DependencyState = { status: "ok" | "unavailable"; latency_ms: number | null; error?: string };
 
 async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<DependencyState> {
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      check(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
+    await within(check(), timeoutMs);
     return { status: "ok", latency_ms: Math.round((performance.now() - started) * 10) / 10 };
   } catch (err) {
     return { status: "unavailable", latency_ms: null, error: (err as Error).message.split("\n")[0]?.slice(0, 200) ?? "" };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

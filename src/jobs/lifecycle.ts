@@ -20,9 +20,7 @@ export const KIND_NAMES: Record<JobKind, string> = {
   note_sync: "The meeting-note sync",
 };
 
-/** What the lifecycle needs of the app's dependencies. */
-export type LifecycleDeps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
-type Deps = LifecycleDeps;
+type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /**
  * `queued | running → cancelled`, in one statement. `changed` is false when the row had
@@ -108,7 +106,7 @@ const RUN_STEP_COLUMN: Partial<Record<JobKind, string>> = {
   analysis: "analysis_id",
 };
 
-export const endedContextSql = (kind: JobKind) => {
+function contextSqlOf(kind: JobKind): string {
   const column = RUN_STEP_COLUMN[kind];
   const runs = column
     ? `ARRAY(SELECT r.id::text FROM workflow_runs r WHERE r.${column} = $1::uuid AND r.status IN ('queued', 'running'))`
@@ -117,7 +115,15 @@ export const endedContextSql = (kind: JobKind) => {
       SELECT 1 FROM webhook_endpoints x WHERE x.workspace_id = w.workspace_id AND x.deleted_at IS NULL
     ) AS subscribed, ${runs} AS waiting_runs
     FROM (SELECT 1) one LEFT JOIN (${OWNER_SQL[kind]}) w ON true`;
-};
+}
+
+/** The statement a job's end runs, by kind (built once). */
+const ENDED_CONTEXT_SQL = Object.fromEntries((Object.keys(OWNER_SQL) as JobKind[]).map((kind) => [kind, contextSqlOf(kind)])) as Record<
+  JobKind,
+  string
+>;
+
+export const endedContextSql = (kind: JobKind): string => ENDED_CONTEXT_SQL[kind];
 
 /**
  * Called once a job's terminal state has committed. Announces the end on the job's channel,

@@ -1,5 +1,6 @@
 import type { Db } from "./db.js";
 import type { Logger } from "./logger.js";
+import { within } from "./timeout.js";
 
 /**
  * Which read replicas may answer replica reads right now: each one that answers its check
@@ -41,17 +42,8 @@ export function parseLsn(text: string): bigint {
 /** Primary positions remembered (one per check that found the primary moved on). */
 const MAX_SAMPLES = 1000;
 
-class CheckTimeout extends Error {}
-
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new CheckTimeout(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
+/** A replica's problem before its first check. */
+const NOT_CHECKED = "not checked yet";
 
 export class ReplicaHealth {
   readonly states: ReplicaState[];
@@ -67,7 +59,7 @@ export class ReplicaHealth {
     private readonly replicas: Db[],
     private readonly options: ReplicaHealthOptions,
   ) {
-    this.states = replicas.map((_, index) => ({ index, healthy: false, lagMs: null, problem: "not checked yet" }));
+    this.states = replicas.map((_, index) => ({ index, healthy: false, lagMs: null, problem: NOT_CHECKED }));
   }
 
   /** Starts the periodic checks on first use; resolves once the first check is done. */
@@ -149,7 +141,7 @@ export class ReplicaHealth {
   private record(index: number, next: Omit<ReplicaState, "index">): void {
     const state = this.states[index] as ReplicaState;
     const changed = state.healthy !== next.healthy;
-    const wasChecked = state.problem !== "not checked yet";
+    const wasChecked = state.problem !== NOT_CHECKED;
     Object.assign(state, next);
     if (!changed && wasChecked) return;
     if (next.healthy) this.options.logger.info({ replica: index, lag_ms: next.lagMs }, "read replica in use");
