@@ -37,7 +37,7 @@ export interface RunScope {
 }
 
 export function runScope(
-  skill: { id: string; revision: number; entityId: string; question: string; title: string },
+  skill: { key: string; revision: number; entityId: string; question: string; title: string },
   workflow: Workflow,
   entityPlatforms: string[],
   sourceMode: SourceMode,
@@ -45,7 +45,7 @@ export function runScope(
   const inputs = workflow.inputs as Workflow["inputs"] & { depth?: string };
   const platforms = inputs.platforms.length > 0 ? [...inputs.platforms] : [...entityPlatforms];
   return {
-    skill_id: skill.id,
+    skill_id: skill.key,
     skill_revision: skill.revision,
     entity_id: skill.entityId,
     source_mode: sourceMode,

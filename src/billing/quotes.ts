@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from "../platform/canonical.js";
 import type { Db, DbTx, Prisma } from "../platform/db.js";
-import { skillForUser, workflowOf } from "../skills/service.js";
+import { skillForUser, skillPath, workflowOf } from "../skills/service.js";
 import { estimate, runScope, type SourceMode } from "./pricing.js";
 
 /** A quote prices one run of a skill; its scope_hash pins the exact run scope it priced. */
@@ -47,11 +47,20 @@ export function insertQuote(db: Db | DbTx, priced: PricedScope, now = new Date()
 }
 
 export async function createQuote(db: Db, userId: string, entityId: string, skillId: string, sourceMode: SourceMode) {
-  const { skill, scope, hash, price } = await currentScope(db, userId, entityId, skillId, sourceMode);
+  return quoteFor(db, userId, await currentScope(db, userId, entityId, skillId, sourceMode), sourceMode);
+}
+
+/** Stores a quote of a skill's current scope and answers it as the quote route does. */
+export async function quoteFor(
+  db: Db | DbTx,
+  userId: string,
+  { skill, scope, hash, price }: Awaited<ReturnType<typeof currentScope>>,
+  sourceMode: SourceMode,
+) {
   const quote = await insertQuote(db, { skillId: skill.id, entityId: skill.entityId, userId, sourceMode, scope, hash, price });
   return {
     quote_id: quote.id,
-    skill_id: skill.id,
+    skill_id: skill.key,
     entity_id: skill.entityId,
     source_mode: sourceMode,
     estimated_credits: price.estimated,
@@ -59,6 +68,6 @@ export async function createQuote(db: Db, userId: string, entityId: string, skil
     scope_hash: hash,
     expires_at: quote.expiresAt.toISOString(),
     breakdown: { ...price.breakdown, scope },
-    run_url: `/api/entities/${skill.entityId}/skills/${skill.id}/runs`,
+    run_url: `${skillPath(skill.entityId, skill.key)}/runs`,
   };
 }

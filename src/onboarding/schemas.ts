@@ -75,6 +75,8 @@ const WorkflowInputs = z.object({
   max_sources: withDefault(z.number().int().min(1).max(500), 25),
   x_queries: uniqueList(z.string().trim().min(1).max(500), 16),
   x_min_likes: withDefault(z.number().int().min(0).max(1_000_000_000), 500_000),
+  // A language filter for X collection (the reference client's ISO 639-1 codes); none when absent.
+  x_language: optional(z.string().trim().min(2).max(10)),
 });
 
 const emptyObject = {} as Record<string, never>;
@@ -84,6 +86,8 @@ export const WorkflowInput = z.object({
   instructions: withDefault(text(20_000), ""),
   model_routing: withDefault(ModelRouting, ModelRouting.parse(emptyObject)),
   filter_relevance: withDefault(z.boolean(), true),
+  // The hosted synthesis model the reference client may choose; kept as sent, none when absent.
+  synthesis_model: optional(z.string().trim().min(1).max(100)),
   document_destination: withDefault(z.object({ url }), { url: "" }),
   inputs: withDefault(WorkflowInputs, WorkflowInputs.parse(emptyObject)),
 });
@@ -92,8 +96,19 @@ export type Workflow = z.output<typeof WorkflowInput>;
 /** The workflow every research objective gets when it sends none. */
 export const SKELETON_WORKFLOW: Workflow = WorkflowInput.parse(emptyObject);
 
+/**
+ * A research objective's (and so its skill's) id: the caller's own ("launch-review"), 1–100 characters
+ * without control characters (surrounding spaces are trimmed). Unique within an entity and stable across edits.
+ */
+export const ObjectiveId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^\P{Cc}+$/u, "an id has no control characters");
+
 export const ObjectiveInput = z.object({
-  id: optional(z.string().trim().min(1).max(100)),
+  id: optional(ObjectiveId),
   title: z.string().trim().min(1).max(300),
   question: withDefault(text(4000), ""),
   decision: withDefault(text(4000), ""),
@@ -145,7 +160,7 @@ export const OnboardingResponse = z.object({
   entity_ids: z.array(z.uuid()),
   research_objectives: z.array(
     z.object({
-      skill_id: z.uuid(),
+      skill_id: z.string(),
       objective_id: z.string(),
       title: z.string(),
       entity_id: z.uuid(),

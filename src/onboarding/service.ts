@@ -3,6 +3,7 @@ import { canonicalJson } from "../platform/canonical.js";
 import type { Db, DbTx } from "../platform/db.js";
 import { isUniqueViolation, type Prisma } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
+import { skillPath } from "../skills/service.js";
 import { isMember } from "../workspaces/access.js";
 import type { OnboardingInput, OnboardingResponse } from "./schemas.js";
 
@@ -120,18 +121,22 @@ async function createAll(tx: DbTx, userId: string, requestId: string, input: Onb
   if (products.length > 0) await tx.entity.createMany({ data: products });
   if (competitors.length > 0) await tx.entity.createMany({ data: competitors });
 
-  const skills = input.research_objectives.map((objective, index) => ({
-    id: randomUUID(),
-    entityId: company.id,
-    projectId: project.id,
-    objectiveKey: objective.id ?? `objective-${index + 1}`,
-    title: objective.title,
-    question: objective.question,
-    decision: objective.decision,
-    evidence: objective.evidence,
-    workflow: objective.workflow as unknown as Prisma.InputJsonValue,
-    position: index,
-  }));
+  const skills = input.research_objectives.map((objective, index) => {
+    const id = randomUUID();
+    return {
+      id,
+      key: objective.id ?? id,
+      entityId: company.id,
+      projectId: project.id,
+      objectiveKey: objective.id ?? `objective-${index + 1}`,
+      title: objective.title,
+      question: objective.question,
+      decision: objective.decision,
+      evidence: objective.evidence,
+      workflow: objective.workflow as unknown as Prisma.InputJsonValue,
+      position: index,
+    };
+  });
   if (skills.length > 0) await tx.skill.createMany({ data: skills });
 
   const ref = (e: { id: string; name: string; kind: string; url: string }) => ({ id: e.id, name: e.name, kind: e.kind, url: e.url });
@@ -149,11 +154,11 @@ async function createAll(tx: DbTx, userId: string, requestId: string, input: Onb
     competitors: competitors.map(ref),
     entity_ids: [company.id, ...products.map((e) => e.id), ...competitors.map((e) => e.id)],
     research_objectives: skills.map((s) => ({
-      skill_id: s.id,
+      skill_id: s.key,
       objective_id: s.objectiveKey,
       title: s.title,
       entity_id: company.id,
-      skill_url: `${entityUrl}/skills/${s.id}`,
+      skill_url: skillPath(company.id, s.key),
     })),
     next: {
       entity: entityUrl,

@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   idempotency_conflict: 409,
   stale_quote: 409,
   quote_expired: 409,
+  approval_required: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

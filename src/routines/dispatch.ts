@@ -103,7 +103,7 @@ async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRo
 
   // Priced exactly as a quote prices it, at dispatch.
   const sourceMode = routine.sourceMode as "saved" | "refresh";
-  const { scope, hash, price } = await currentScope(tx, userId, routine.entityId, routine.skillId, sourceMode);
+  const { scope, hash, price } = await currentScope(tx, userId, routine.entityId, skill.key, sourceMode);
   const ceiling = ceilingCredits(routine.maxChargeCents);
   if (price.estimated > ceiling) {
     return skip(
@@ -130,6 +130,7 @@ async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRo
   const occurrenceAt = due.occurrence.toISOString();
   const run = await insertQueuedRun(tx, deps.queues, {
     skillId: skill.id,
+    skillKey: skill.key,
     entityId: entity.id,
     workspaceId: entity.workspaceId,
     userId,

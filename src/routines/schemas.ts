@@ -25,7 +25,7 @@ export const RoutineBody = z.object({
 export type RoutineInput = z.output<typeof RoutineBody>;
 
 export const RoutineRecord = z.object({
-  skill_id: z.uuid(),
+  skill_id: z.string(),
   entity_id: z.uuid(),
   revision: z.number().int(),
   enabled: z.boolean(),

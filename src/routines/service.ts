@@ -17,6 +17,7 @@ export const DISPATCHER_NAME = "routines";
 interface RoutineRow {
   id: string;
   skillId: string;
+  skillKey: string;
   entityId: string;
   revision: number;
   enabled: boolean;
@@ -36,7 +37,7 @@ interface RoutineRow {
 
 export function toRoutineRecord(row: RoutineRow): RoutineRecord {
   return {
-    skill_id: row.skillId,
+    skill_id: row.skillKey,
     entity_id: row.entityId,
     revision: row.revision,
     enabled: row.enabled,
@@ -111,6 +112,7 @@ export async function putRoutine(
       const created = await tx.skillRoutine.create({
         data: {
           skillId: skill.id,
+          skillKey: skill.key,
           entityId: entity.id,
           workspaceId: entity.workspaceId,
           enabled: input.enabled,
@@ -182,7 +184,11 @@ export async function getRoutine(db: Db, userId: string, params: { entityId: str
   // routine's state from before it.
   const { row, occurrences } = await db.$transaction(
     async (tx) => {
-      const row = await tx.skillRoutine.findFirst({ where: { skillId: params.skillId, entityId: entity.id } });
+      // The newest routine that ran a skill of this id (a removed skill's routine stays readable).
+      const row = await tx.skillRoutine.findFirst({
+        where: { skillKey: params.skillId, entityId: entity.id },
+        orderBy: { createdAt: "desc" },
+      });
       if (!row) throw notFound("Routine");
       const occurrences = await tx.routineOccurrence.findMany({
         where: { routineId: row.id },

@@ -87,7 +87,7 @@ export async function settle(deps: Deps, runId: string, outcome: Outcome): Promi
       status: outcome.status,
       data: {
         entity_id: run?.entityId ?? null,
-        skill_id: run?.skillId ?? null,
+        skill_id: run?.skillKey ?? null,
         charged_credits: run?.chargedCredits ?? 0,
         ...("error" in outcome ? { error: outcome.error } : {}),
       },

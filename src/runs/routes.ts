@@ -6,7 +6,7 @@ import { defineRoute } from "../platform/http/route.js";
 import { parseInput } from "../platform/validation.js";
 import { EntityParams, SkillParams } from "../skills/schemas.js";
 import { cancelRun } from "./cancel.js";
-import { CreateRunBody, RunHeaders, RunList, RunParams, RunRecord } from "./schemas.js";
+import { CreateRunBody, CreateRunQuery, RunHeaders, RunList, RunParams, RunRecord } from "./schemas.js";
 import { createRun, getRun, listRuns } from "./service.js";
 
 const tags = ["workflow runs"];
@@ -15,24 +15,30 @@ export const runRoutes = (deps: AppDeps) => [
   defineRoute({
     method: "post",
     path: "/api/entities/:entity_id/skills/:skill_id/runs",
-    summary: "Run a skill under an approved quote (scope_hash + max_charge_credits), idempotent on Idempotency-Key",
+    summary:
+      "Run a skill under an approved quote (scope_hash + max_charge_credits, or none to approve your latest quote), idempotent on Idempotency-Key",
     tags,
     auth: AUTH.full,
     params: SkillParams,
+    query: CreateRunQuery,
     body: CreateRunBody,
     headers: [{ name: "Idempotency-Key", required: true, description: "8–128 characters; the same key replays the same answer" }],
     responses: {
       202: { description: "Run accepted and queued (or replayed)", schema: RunRecord },
       402: { description: "The workspace's credits cannot cover the approved maximum" },
-      409: { description: "Stale scope, expired quote, or the key was used for another request" },
+      409: {
+        description:
+          "Stale scope, expired quote, the key was used for another request, or (approval_required, with a fresh quote) no approved quote to run under",
+      },
     },
-    handler: async ({ params, body, auth, req }) => {
+    handler: async ({ params, query, body, auth, req }) => {
       const headers = parseInput(RunHeaders, { "idempotency-key": req.get("Idempotency-Key") }, "header");
       const result = await createRun(
         deps,
         callerId(auth),
         { entityId: params.entity_id, skillId: params.skill_id, idempotencyKey: headers["idempotency-key"] },
         body,
+        query,
       );
       return {
         status: result.status,

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { pathId } from "../platform/validation.js";
+import { optional, pathId } from "../platform/validation.js";
+import { SkillId } from "../skills/schemas.js";
 
 export const IDEMPOTENCY_KEY = z
   .string()
@@ -9,17 +10,39 @@ export const IDEMPOTENCY_KEY = z
 
 export const RunHeaders = z.object({ "idempotency-key": IDEMPOTENCY_KEY });
 
-export const CreateRunBody = z.object({
-  scope_hash: z.string().regex(/^[0-9a-f]{64}$/, "scope_hash is the 64-character hex digest from the quote"),
-  max_charge_credits: z.number().int().min(0).max(100_000_000),
-});
+/**
+ * The approval of a run: the quoted `scope_hash` and the maximum the caller accepts. Both or neither:
+ * without them the run goes ahead under the caller's own latest quote of the skill, if one is still
+ * valid, at that quote's maximum (the reference client's bare call); otherwise nothing runs and the
+ * answer is a 409 `approval_required` with a fresh quote to review.
+ */
+export const CreateRunBody = z
+  .object({
+    scope_hash: optional(z.string().regex(/^[0-9a-f]{64}$/, "scope_hash is the 64-character hex digest from the quote")),
+    max_charge_credits: optional(z.number().int().min(0).max(100_000_000)),
+  })
+  .superRefine((body, ctx) => {
+    const missing = body.scope_hash === undefined ? "scope_hash" : body.max_charge_credits === undefined ? "max_charge_credits" : null;
+    if (missing && (body.scope_hash !== undefined || body.max_charge_credits !== undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [missing],
+        message: "scope_hash and max_charge_credits approve a quote together; send both, or neither to run under your latest quote",
+        params: { type: "missing" },
+      });
+    }
+  });
 export type CreateRunInput = z.output<typeof CreateRunBody>;
 
-export const RunParams = z.object({ entity_id: pathId("Entity"), skill_id: pathId("Skill"), run_id: pathId("Run") });
+/** Which quote a bare approval takes: of source_mode `saved` unless the query says `refresh`. */
+export const CreateRunQuery = z.object({ source_mode: optional(z.enum(["saved", "refresh"])) });
+export type CreateRunQuery = z.output<typeof CreateRunQuery>;
+
+export const RunParams = z.object({ entity_id: pathId("Entity"), skill_id: pathId("Skill", SkillId), run_id: pathId("Run") });
 
 export const RunRecord = z.object({
   id: z.uuid(),
-  skill_id: z.uuid(),
+  skill_id: z.string(),
   entity_id: z.uuid(),
   workspace_id: z.uuid(),
   status: z.enum(["queued", "running", "completed", "failed", "blocked", "cancelled"]),

@@ -1,15 +1,15 @@
 import { appendEntry, balance, lockWorkspaceLedger } from "../billing/ledger.js";
-import type { RunScope } from "../billing/pricing.js";
-import { currentScope } from "../billing/quotes.js";
+import type { RunScope, SourceMode } from "../billing/pricing.js";
+import { currentScope, quoteFor } from "../billing/quotes.js";
 import { jobIds } from "../jobs/ids.js";
 import { submit } from "../jobs/submit.js";
 import { canonicalJson, sha256Hex } from "../platform/canonical.js";
 import type { Db, DbTx, Prisma } from "../platform/db.js";
 import { AppError, ValidationFailed } from "../platform/errors.js";
 import type { Queues } from "../platform/queues.js";
-import { skillForUser } from "../skills/service.js";
+import { skillForUser, skillPath } from "../skills/service.js";
 import { entityForUser } from "../workspaces/access.js";
-import type { CreateRunInput, RunRecord } from "./schemas.js";
+import type { CreateRunInput, CreateRunQuery, RunRecord } from "./schemas.js";
 
 /**
  * Workflow runs: an approved quote becomes a run. The approval names the quoted scope_hash and the
@@ -19,6 +19,7 @@ import type { CreateRunInput, RunRecord } from "./schemas.js";
 interface RunRow {
   id: string;
   skillId: string;
+  skillKey: string;
   entityId: string;
   workspaceId: string;
   status: string;
@@ -40,7 +41,7 @@ interface RunRow {
 export function toRunRecord(row: RunRow): RunRecord {
   return {
     id: row.id,
-    skill_id: row.skillId,
+    skill_id: row.skillKey,
     entity_id: row.entityId,
     workspace_id: row.workspaceId,
     status: row.status as RunRecord["status"],
@@ -58,7 +59,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     routine_id: row.routineId,
     routine_occurrence_at: row.routineOccurrenceAt?.toISOString() ?? null,
     links: {
-      self: `/api/entities/${row.entityId}/skills/${row.skillId}/runs/${row.id}`,
+      self: `${skillPath(row.entityId, row.skillKey)}/runs/${row.id}`,
       analysis: row.analysisId ? `/agent/v1/analysis/${row.analysisId}` : null,
       collection_job: row.collectionJobId ? `/agent/v1/ingest/collection/jobs/${row.collectionJobId}` : null,
     },
@@ -67,35 +68,35 @@ export function toRunRecord(row: RunRow): RunRecord {
 
 const refuseMaximum = (msg: string, type: string) => new ValidationFailed([{ loc: ["body", "max_charge_credits"], msg, type }]);
 
-export async function createRun(
-  deps: { db: Db; queues: Queues },
+/** The quote a run request approves, and the maximum it approves. */
+interface Approval {
+  quote: { id: string; sourceMode: string; estimatedCredits: number };
+  scopeHash: string;
+  maxChargeCredits: number;
+  current: Awaited<ReturnType<typeof currentScope>>;
+  /** A bare approval takes a quote no run has used yet; checked again under the ledger lock. */
+  unusedQuote: boolean;
+}
+
+/** `scope_hash` and `max_charge_credits` name a quote of the caller's and a maximum within it. */
+async function explicitApproval(
+  db: Db,
   userId: string,
-  params: { entityId: string; skillId: string; idempotencyKey: string },
-  input: CreateRunInput,
-): Promise<{ status: number; body: RunRecord; replayed: boolean }> {
-  const { db } = deps;
-  const { skill } = await skillForUser(db, userId, params.entityId, params.skillId);
-  const requestHash = sha256Hex("run-request-v1", skill.entityId, skill.id, canonicalJson(input));
-
-  const replay = async () => {
-    const existing = await db.workflowRun.findUnique({
-      where: { userId_idempotencyKey: { userId, idempotencyKey: params.idempotencyKey } },
-    });
-    if (!existing) return undefined;
-    if (existing.requestHash !== requestHash) {
-      throw new AppError("idempotency_conflict", "This Idempotency-Key was already used for a different run request.");
-    }
-    return { status: 202, body: (existing.response as RunRecord | null) ?? toRunRecord(existing), replayed: true };
-  };
-  const earlier = await replay();
-  if (earlier) return earlier;
-
+  skill: { id: string; key: string; entityId: string },
+  input: { scope_hash: string; max_charge_credits: number },
+  query: CreateRunQuery,
+): Promise<Approval> {
   const quote = await db.quote.findFirst({
     where: { userId, skillId: skill.id, scopeHash: input.scope_hash },
     orderBy: { createdAt: "desc" },
   });
   if (!quote) throw new AppError("stale_quote", "No quote of this skill matches scope_hash; request a new quote.");
-  const current = await currentScope(db, userId, params.entityId, skill.id, quote.sourceMode as "saved" | "refresh");
+  if (query.source_mode !== undefined && query.source_mode !== quote.sourceMode) {
+    throw new ValidationFailed([
+      { loc: ["query", "source_mode"], msg: `the approved quote is for source_mode ${quote.sourceMode}`, type: "value_error" },
+    ]);
+  }
+  const current = await currentScope(db, userId, skill.entityId, skill.key, quote.sourceMode as SourceMode);
   if (current.hash !== input.scope_hash) {
     throw new AppError("stale_quote", "The skill's run scope changed since it was quoted; request a new quote.", {
       extra: { current_scope_hash: current.hash },
@@ -110,6 +111,72 @@ export async function createRun(
   if (input.max_charge_credits > quote.maxChargeCredits) {
     throw refuseMaximum(`max_charge_credits must not exceed the quoted maximum (${quote.maxChargeCredits})`, "less_than_equal");
   }
+  return { quote, scopeHash: input.scope_hash, maxChargeCredits: input.max_charge_credits, current, unusedQuote: false };
+}
+
+/**
+ * A request without scope_hash and max_charge_credits approves the caller's newest quote of the skill
+ * for the source mode, at its maximum, when that quote is unexpired, prices the skill's current scope
+ * and no run has used it. Otherwise nothing runs: the answer is 409 `approval_required` with a fresh
+ * quote, which the same call approves once the caller has reviewed it.
+ */
+async function latestQuoteApproval(
+  db: Db,
+  userId: string,
+  skill: { id: string; key: string; entityId: string },
+  sourceMode: SourceMode,
+): Promise<Approval> {
+  const current = await currentScope(db, userId, skill.entityId, skill.key, sourceMode);
+  const quote = await db.quote.findFirst({
+    where: { userId, skillId: skill.id, sourceMode, scopeHash: current.hash, expiresAt: { gt: new Date() } },
+    orderBy: { createdAt: "desc" },
+  });
+  if (quote && !(await db.workflowRun.findFirst({ where: { quoteId: quote.id }, select: { id: true } }))) {
+    return { quote, scopeHash: quote.scopeHash, maxChargeCredits: quote.maxChargeCredits, current, unusedQuote: true };
+  }
+  const offer = await quoteFor(db, userId, current, sourceMode);
+  throw new AppError(
+    "approval_required",
+    `Nothing ran: a run of this skill is estimated at ${offer.estimated_credits} credits and charged at most ${offer.max_charge_credits}. ` +
+      "Review the quote; the same request before it expires approves it at that maximum, or send its scope_hash with an approved max_charge_credits.",
+    { extra: { quote: offer } },
+  );
+}
+
+export async function createRun(
+  deps: { db: Db; queues: Queues },
+  userId: string,
+  params: { entityId: string; skillId: string; idempotencyKey: string },
+  input: CreateRunInput,
+  query: CreateRunQuery = { source_mode: undefined },
+): Promise<{ status: number; body: RunRecord; replayed: boolean }> {
+  const { db } = deps;
+  const { skill } = await skillForUser(db, userId, params.entityId, params.skillId);
+  const explicit =
+    input.scope_hash !== undefined && input.max_charge_credits !== undefined
+      ? { scope_hash: input.scope_hash, max_charge_credits: input.max_charge_credits }
+      : undefined;
+  const sourceMode = query.source_mode ?? "saved";
+  // What the key stands for: the approval sent, or for a bare request the source mode it asks for.
+  const requestHash = sha256Hex("run-request-v1", skill.entityId, skill.id, canonicalJson(explicit ?? { source_mode: sourceMode }));
+
+  const replay = async () => {
+    const existing = await db.workflowRun.findUnique({
+      where: { userId_idempotencyKey: { userId, idempotencyKey: params.idempotencyKey } },
+    });
+    if (!existing) return undefined;
+    if (existing.requestHash !== requestHash) {
+      throw new AppError("idempotency_conflict", "This Idempotency-Key was already used for a different run request.");
+    }
+    return { status: 202, body: (existing.response as RunRecord | null) ?? toRunRecord(existing), replayed: true };
+  };
+  const earlier = await replay();
+  if (earlier) return earlier;
+
+  const approval = explicit
+    ? await explicitApproval(db, userId, skill, explicit, query)
+    : await latestQuoteApproval(db, userId, skill, sourceMode);
+  const { quote, current } = approval;
   const entity = current.entity;
 
   const created = await db.$transaction(
@@ -122,25 +189,29 @@ export async function createRun(
       if (raced) return { row: raced, replayed: true };
 
       await lockWorkspaceLedger(tx, entity.workspaceId);
+      if (approval.unusedQuote && (await tx.workflowRun.findFirst({ where: { quoteId: quote.id }, select: { id: true } }))) {
+        throw new AppError("approval_required", "Another run used this quote meanwhile; request a new quote and review it.");
+      }
       const available = await balance(tx, entity.workspaceId);
-      if (available < input.max_charge_credits) {
+      if (available < approval.maxChargeCredits) {
         throw new AppError(
           "insufficient_credits",
-          `The workspace has ${available} credits; this run needs ${input.max_charge_credits} reserved.`,
-          { extra: { balance: available, required: input.max_charge_credits } },
+          `The workspace has ${available} credits; this run needs ${approval.maxChargeCredits} reserved.`,
+          { extra: { balance: available, required: approval.maxChargeCredits } },
         );
       }
       const row = await insertQueuedRun(tx, deps.queues, {
         skillId: skill.id,
+        skillKey: skill.key,
         entityId: entity.id,
         workspaceId: entity.workspaceId,
         userId,
         quoteId: quote.id,
         idempotencyKey: params.idempotencyKey,
         requestHash,
-        scopeHash: input.scope_hash,
+        scopeHash: approval.scopeHash,
         sourceMode: quote.sourceMode,
-        maxChargeCredits: input.max_charge_credits,
+        maxChargeCredits: approval.maxChargeCredits,
         estimatedCredits: quote.estimatedCredits,
         scope: current.scope,
       });
@@ -157,6 +228,7 @@ export async function createRun(
 
 export interface NewRun {
   skillId: string;
+  skillKey: string;
   entityId: string;
   workspaceId: string;
   userId: string;
@@ -205,7 +277,7 @@ export const runJobId = jobIds.run;
 
 export async function getRun(db: Db, userId: string, params: { entityId: string; skillId: string; runId: string }) {
   const entity = await entityForUser(db, userId, params.entityId);
-  const row = await db.workflowRun.findFirst({ where: { id: params.runId, entityId: entity.id, skillId: params.skillId } });
+  const row = await db.workflowRun.findFirst({ where: { id: params.runId, entityId: entity.id, skillKey: params.skillId } });
   if (!row) throw new AppError("not_found", "Run was not found.");
   return toRunRecord(row);
 }

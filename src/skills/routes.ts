@@ -12,7 +12,7 @@ const tags = ["skills"];
 const QuoteQuery = z.object({ source_mode: withDefault(z.enum(["saved", "refresh"]), "refresh") });
 const QuoteResponse = z.object({
   quote_id: z.uuid(),
-  skill_id: z.uuid(),
+  skill_id: z.string(),
   entity_id: z.uuid(),
   source_mode: z.enum(["saved", "refresh"]),
   estimated_credits: z.number().int(),

@@ -58,7 +58,8 @@ describe("POST /api/entities/onboarding", () => {
     expect(company).toMatchObject({ keywords: ["acme", "analytics"], platforms: ["reddit", "hackernews"], projectId: out.project_id });
 
     const skills = await db.skill.findMany({ where: { entityId: out.company.id }, orderBy: { position: "asc" } });
-    expect(skills.map((s) => s.id)).toEqual(out.research_objectives.map((o: { skill_id: string }) => o.skill_id));
+    expect(skills.map((s) => s.key)).toEqual(out.research_objectives.map((o: { skill_id: string }) => o.skill_id));
+    expect(skills.map((s) => s.key)).toEqual(["churn", skills[1]!.id]);
     expect(skills[0]?.workflow).toEqual(SKELETON_WORKFLOW);
     expect(SKELETON_WORKFLOW).toEqual({
       version: 1,

@@ -121,7 +121,7 @@ describe("the agent client's routine calls", () => {
         ctx.token,
       );
       const [run] = await until(async () => {
-        const all = await routineRuns(h, { skillId });
+        const all = await routineRuns(h, { entityId: ctx.entityId, skillId });
         return all.length > 0 && all;
       }, 15_000);
 

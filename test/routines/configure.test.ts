@@ -178,7 +178,7 @@ describe("PUT /api/entities/{entity_id}/skills/{skill_id}/routine", () => {
       ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
-    expect(await h.deps.db.skillRoutine.count({ where: { skillId } })).toBe(1);
+    expect(await h.deps.db.skillRoutine.count({ where: { entityId: ctx.entityId, skillKey: skillId } })).toBe(1);
   });
 
   it("validates every field with the 422 shape", async () => {
@@ -208,7 +208,7 @@ describe("PUT /api/entities/{entity_id}/skills/{skill_id}/routine", () => {
     expect(low.status).toBe(201);
     const high = await putRoutine(h, ctx.token, ctx.entityId, skillId, { ...valid, max_charge_cents: 10_000, expected_revision: 1 });
     expect(high.status).toBe(200);
-    expect(await h.deps.db.skillRoutine.count({ where: { skillId } })).toBe(1);
+    expect(await h.deps.db.skillRoutine.count({ where: { entityId: ctx.entityId, skillKey: skillId } })).toBe(1);
   });
 
   it("lets members configure (as they may run), hides the routine from others, and needs a full credential", async () => {
@@ -221,9 +221,16 @@ describe("PUT /api/entities/{entity_id}/skills/{skill_id}/routine", () => {
     expect((await h.http.get(`/api/entities/${ctx.entityId}/skill-routines`).set(auth(outsider))).status).toBe(404);
     expect((await h.http.get(`/api/entities/${ctx.entityId}/skills/${skillId}/routine`).set(auth(outsider))).status).toBe(404);
 
-    // A skill of another entity, and a skill that does not exist.
+    // A skill of another entity (ids are the entity's own: "obj-1" there is not "only-there" here),
+    // and a skill that does not exist.
     const elsewhere = await onboardCompany(h);
-    expect((await putRoutine(h, ctx.token, ctx.entityId, elsewhere.skills[0]!.id, body)).status).toBe(404);
+    const there = await h.http
+      .put(`/api/entities/${elsewhere.entityId}/skills`)
+      .set(auth(elsewhere.token))
+      .send({ expected_skills: elsewhere.skills, skills: [{ id: "only-there", title: "Elsewhere" }] });
+    expect(there.status).toBe(200);
+    expect((await putRoutine(h, ctx.token, ctx.entityId, "only-there", body)).status).toBe(404);
+    expect((await putRoutine(h, elsewhere.token, elsewhere.entityId, "only-there", body)).status).toBe(201);
     expect((await putRoutine(h, ctx.token, ctx.entityId, "00000000-0000-4000-8000-000000000000", body)).status).toBe(404);
 
     const ingestKey = await h.http

@@ -67,7 +67,7 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
     const first = Date.parse(created.next_run_at!);
 
     const [run] = await until(async () => {
-      const runs = await routineRuns(h, { skillId });
+      const runs = await routineRuns(h, { entityId: ctx.entityId, skillId });
       return runs.length >= 1 && runs;
     }, 15_000);
     expect(run!.routineOccurrenceAt?.getTime()).toBe(first);
@@ -94,7 +94,7 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
 
     // The next occurrence is one interval after the first, and so on.
     const runs = await until(async () => {
-      const all = await routineRuns(h, { skillId });
+      const all = await routineRuns(h, { entityId: ctx.entityId, skillId });
       return all.length >= 2 && all;
     }, 15_000);
     expect(runs[1]!.routineOccurrenceAt?.getTime()).toBe(first + DAY);
@@ -111,15 +111,15 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
       expected_revision: routine.revision,
     });
     expect(paused.status).toBe(200);
-    const count = (await routineRuns(h, { skillId })).length;
-    const lastStarted = (await routineRuns(h, { skillId })).at(-1)!;
+    const count = (await routineRuns(h, { entityId: ctx.entityId, skillId })).length;
+    const lastStarted = (await routineRuns(h, { entityId: ctx.entityId, skillId })).at(-1)!;
     await until(async () => {
       const row = await h.deps.db.workflowRun.findUniqueOrThrow({ where: { id: lastStarted.id } });
       return ["completed", "failed", "blocked"].includes(row.status) && row;
     }, 30_000);
     expect((await h.deps.db.workflowRun.findUniqueOrThrow({ where: { id: lastStarted.id } })).status).toBe("completed");
     await reach(Date.parse(paused.body.updated_at) + 2 * DAY);
-    expect(await routineRuns(h, { skillId })).toHaveLength(count);
+    expect(await routineRuns(h, { entityId: ctx.entityId, skillId })).toHaveLength(count);
     await expectLedgerConsistent(h, ctx.workspaceId);
   });
 
@@ -129,15 +129,15 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
     startScheduler();
     const created = await createRoutine(h, ctx.token, ctx.entityId, skillId, { max_charge_cents: 500 });
     const first = Date.parse(created.next_run_at!);
-    await until(async () => (await routineRuns(h, { skillId })).length === 1, 15_000);
+    await until(async () => (await routineRuns(h, { entityId: ctx.entityId, skillId })).length === 1, 15_000);
     await stopScheduler();
 
     // Four more occurrences pass with nothing running.
     await reach(first + 4 * DAY + DAY / 2);
-    expect(await routineRuns(h, { skillId })).toHaveLength(1);
+    expect(await routineRuns(h, { entityId: ctx.entityId, skillId })).toHaveLength(1);
     startScheduler();
     const runs = await until(async () => {
-      const all = await routineRuns(h, { skillId });
+      const all = await routineRuns(h, { entityId: ctx.entityId, skillId });
       return all.length >= 2 && all;
     }, 15_000);
     expect(runs).toHaveLength(2);
@@ -150,7 +150,7 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
 
     // And the cadence resumes: the next one comes one interval later, alone.
     const after = await until(async () => {
-      const all = await routineRuns(h, { skillId });
+      const all = await routineRuns(h, { entityId: ctx.entityId, skillId });
       return all.length >= 3 && all;
     }, 15_000);
     expect(after[2]!.routineOccurrenceAt?.getTime()).toBe(first + 5 * DAY);
@@ -283,7 +283,7 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
     await queue.drain(true);
     const created = await createRoutine(h, ctx.token, ctx.entityId, skillId);
     const [run] = await until(async () => {
-      const runs = await routineRuns(h, { skillId });
+      const runs = await routineRuns(h, { entityId: ctx.entityId, skillId });
       return runs.length > 0 && runs;
     }, 15_000);
     expect(run!.routineOccurrenceAt?.toISOString()).toBe(created.next_run_at);
@@ -307,7 +307,7 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
     // Each occurrence ran once, in order, none skipped or doubled.
     const runs = await routineRuns(h, { entityId: ctx.entityId });
     for (const skill of ctx.skills) {
-      const own = runs.filter((r) => r.skillId === skill.id).map((r) => r.routineOccurrenceAt!.getTime());
+      const own = runs.filter((r) => r.skillKey === skill.id).map((r) => r.routineOccurrenceAt!.getTime());
       expect(own.length).toBeGreaterThanOrEqual(3);
       expect(own).toEqual(own.map((_, k) => own[0]! + k * DAY));
     }

@@ -57,14 +57,14 @@ describe("failed dispatch attempts", { timeout: 60_000 }, () => {
     expect(failing).toMatchObject({ enabled: true, next_run_at: created.next_run_at, last_outcome: "dispatch_failed", last_run_id: null });
     expect(failing.last_outcome_detail).toMatch(/failed 2 times/);
     expect(failing.occurrences).toEqual([]);
-    expect(await routineRuns(h, { skillId })).toHaveLength(0);
+    expect(await routineRuns(h, { entityId: ctx.entityId, skillId })).toHaveLength(0);
     expect((await h.deps.db.creditLedger.findMany({ where: { workspaceId: ctx.workspaceId } })).map((e) => e.kind)).toEqual(["grant"]);
     const metrics = await h.http.get("/metrics").auth("operator", "operator-password");
     expect(metrics.text).toMatch(/routine_occurrences_total\{outcome="failed",reason="dispatch_error"\} 2/);
 
     // The queue is back: the next pass starts the occurrence's one run.
     expect(await dispatchDueRoutines(h.deps, { now })).toMatchObject({ dispatched: 1, failed: 0 });
-    const runs = await routineRuns(h, { skillId });
+    const runs = await routineRuns(h, { entityId: ctx.entityId, skillId });
     expect(runs).toHaveLength(1);
     expect(runs[0]!.routineOccurrenceAt?.toISOString()).toBe(created.next_run_at);
     expect(await routineOf(ctx.token, ctx.entityId, skillId)).toMatchObject({ last_outcome: "dispatched", last_run_id: runs[0]!.id });
@@ -92,12 +92,12 @@ describe("failed dispatch attempts", { timeout: 60_000 }, () => {
         SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`;
       return open[0]?.n === 0;
     });
-    expect(await routineRuns(h, { skillId })).toHaveLength(0);
+    expect(await routineRuns(h, { entityId: ctx.entityId, skillId })).toHaveLength(0);
     expect((await h.deps.db.creditLedger.findMany({ where: { workspaceId: ctx.workspaceId } })).map((e) => e.kind)).toEqual(["grant"]);
     expect((await routineOf(ctx.token, ctx.entityId, skillId)).next_run_at).toBe(created.next_run_at);
 
     expect(await dispatchDueRoutines(h.deps, { now })).toMatchObject({ dispatched: 1 });
-    const runs = await routineRuns(h, { skillId });
+    const runs = await routineRuns(h, { entityId: ctx.entityId, skillId });
     expect(runs).toHaveLength(1);
     expect(runs[0]!.routineOccurrenceAt?.toISOString()).toBe(created.next_run_at);
     await expectLedgerConsistent(h, ctx.workspaceId);

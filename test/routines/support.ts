@@ -53,10 +53,10 @@ export async function userIdOf(h: Harness, token: string): Promise<string> {
   return (await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).id;
 }
 
-/** Runs started by routines, oldest occurrence first. */
+/** Runs started by routines, oldest occurrence first (of one skill, named by its entity and id). */
 export async function routineRuns(h: Harness, where: { entityId?: string; skillId?: string } = {}) {
   return h.deps.db.workflowRun.findMany({
-    where: { routineId: { not: null }, ...where },
+    where: { routineId: { not: null }, entityId: where.entityId, skillKey: where.skillId },
     orderBy: [{ routineOccurrenceAt: "asc" }],
   });
 }

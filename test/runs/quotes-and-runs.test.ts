@@ -57,7 +57,7 @@ describe("skills", () => {
     expect(after.body.count).toBe(3);
   });
 
-  it("refuses more than five skills and unknown skill ids", async () => {
+  it("refuses more than five skills, and two different ids for one skill", async () => {
     const { token, entityId, skills } = await onboardCompany(h);
     const expected = skills.map((s) => ({ id: s.id, revision: s.revision }));
     const six = Array.from({ length: 6 }, (_, i) => ({ title: `s${i}` }));
@@ -67,8 +67,9 @@ describe("skills", () => {
     const unknown = await h.http
       .put(`/api/entities/${entityId}/skills`)
       .set(auth(token))
-      .send({ expected_skills: expected, skills: [{ skill_id: crypto.randomUUID(), title: "x" }] });
-    expect(unknown.status).toBe(404);
+      .send({ expected_skills: expected, skills: [{ id: "brand-new", skill_id: "other", title: "x" }] });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.detail[0]).toMatchObject({ loc: ["body", "skills", 0, "skill_id"] });
   });
 
   it("hides another user's entity behind 404", async () => {
@@ -84,7 +85,7 @@ describe("quotes", () => {
     const res = await h.http.get(`/api/entities/${entityId}/skills/${skills[0]!.id}/quote?source_mode=refresh`).set(auth(token));
     expect(res.status).toBe(200);
     const scope = runScope(
-      { id: skills[0]!.id, revision: 1, entityId, question: "What do developers say about Acme feature 1?", title: "Objective 1" },
+      { key: skills[0]!.id, revision: 1, entityId, question: "What do developers say about Acme feature 1?", title: "Objective 1" },
       SKELETON_WORKFLOW,
       ["hackernews", "reddit"],
       "refresh",

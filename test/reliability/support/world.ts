@@ -66,7 +66,8 @@ export async function buildWorld(
         request_id: randomUUID(),
         company: { name: `Acme ${sub}`, url: "https://acme.example.com", keywords: ["acme"], platforms: ["hackernews"] },
         competitors: [{ name: "Globex", url: "https://globex.example.com" }],
-        research_objectives: [{ id: "churn", title: "Why do teams churn?", question: "What makes teams leave?" }],
+        // A skill's id is its entity's own: each user names theirs differently, so a foreign id is unknown here.
+        research_objectives: [{ id: `churn-${sub}`, title: "Why do teams churn?", question: "What makes teams leave?" }],
         collection_mode: "server",
       }),
   );
@@ -179,9 +180,11 @@ export async function buildWorld(
       data: { analysis_id: analysis.id, status: "failed", detail: "The analysis failed." },
     },
   });
+  const skillRow = await h.deps.db.skill.findUniqueOrThrow({ where: { entityId_key: { entityId, key: skillId } } });
   const run = await h.deps.db.workflowRun.create({
     data: {
-      skillId,
+      skillId: skillRow.id,
+      skillKey: skillRow.key,
       entityId,
       workspaceId: onboarding.workspace_id,
       userId: user.id,
