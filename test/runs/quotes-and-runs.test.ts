@@ -220,6 +220,75 @@ describe("runs: approval and refusals", () => {
   });
 });
 
+describe("runs: a request without scope_hash approves the caller's latest quote", () => {
+  it("answers approval_required with a fresh quote, then runs under it once, at its maximum", async () => {
+    const ctx = await onboardCompany(h, { credits: 1000 });
+    const skillId = ctx.skills[0]!.id;
+    const run = (body: object, key = randomId("bare-"), query = "") =>
+      h.http
+        .post(`/api/entities/${ctx.entityId}/skills/${skillId}/runs${query}`)
+        .set(auth(ctx.token))
+        .set("Idempotency-Key", key)
+        .send(body);
+
+    const first = await run({}, "bare-key-1", "?source_mode=refresh");
+    expect(first.status).toBe(409);
+    expect(first.body).toMatchObject({
+      code: "approval_required",
+      quote: { skill_id: skillId, source_mode: "refresh", scope_hash: expect.any(String) },
+    });
+    expect(await h.deps.db.workflowRun.count({ where: { entityId: ctx.entityId } })).toBe(0);
+    expect((await h.http.get(`/api/workspaces/${ctx.workspaceId}/credits`).set(auth(ctx.token))).body.balance).toBe(1000);
+
+    // A quote of the other source mode approves nothing.
+    expect((await run({}, "bare-key-2")).body.code).toBe("approval_required");
+
+    const approved = await run({}, "bare-key-1", "?source_mode=refresh");
+    expect(approved.status).toBe(202);
+    expect(approved.body).toMatchObject({
+      source_mode: "refresh",
+      scope_hash: first.body.quote.scope_hash,
+      max_charge_credits: first.body.quote.max_charge_credits,
+      estimated_credits: first.body.quote.estimated_credits,
+    });
+    // Replayed under its key; the quote it used approves no second run.
+    expect((await run({}, "bare-key-1", "?source_mode=refresh")).headers["idempotent-replayed"]).toBe("true");
+    const again = await run({}, "bare-key-3", "?source_mode=refresh");
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("approval_required");
+    // The key of a bare request is refused for an explicit approval.
+    const other = await run(
+      { scope_hash: again.body.quote.scope_hash, max_charge_credits: again.body.quote.max_charge_credits },
+      "bare-key-1",
+    );
+    expect(other.body.code).toBe("idempotency_conflict");
+    await expectLedgerConsistent(h, ctx.workspaceId);
+  });
+
+  it("refuses half an approval, and a source_mode other than the approved quote's", async () => {
+    const ctx = await onboardCompany(h, { credits: 1000 });
+    const skillId = ctx.skills[0]!.id;
+    const quote = await h.http.get(`/api/entities/${ctx.entityId}/skills/${skillId}/quote?source_mode=saved`).set(auth(ctx.token));
+    const run = (body: object, query = "") =>
+      h.http
+        .post(`/api/entities/${ctx.entityId}/skills/${skillId}/runs${query}`)
+        .set(auth(ctx.token))
+        .set("Idempotency-Key", randomId("half-"))
+        .send(body);
+    const half = await run({ scope_hash: quote.body.scope_hash });
+    expect(half.status).toBe(422);
+    expect(half.body.detail[0]).toMatchObject({ loc: ["body", "max_charge_credits"], type: "missing" });
+    const mode = await run(
+      { scope_hash: quote.body.scope_hash, max_charge_credits: quote.body.max_charge_credits },
+      "?source_mode=refresh",
+    );
+    expect(mode.status).toBe(422);
+    expect(mode.body.detail[0]).toMatchObject({ loc: ["query", "source_mode"] });
+    expect((await run({}, "?source_mode=weekly")).status).toBe(422);
+    expect(await h.deps.db.workflowRun.count({ where: { entityId: ctx.entityId } })).toBe(0);
+  });
+});
+
 describe("operator credit grants", () => {
   it("grants credits to a workspace and refuses bad arguments", async () => {
     const { runAdminCommand } = await import("../../src/admin/commands.js");
