@@ -1,6 +1,7 @@
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
+import { executionRoutes } from "./executions/routes.js";
 import { ActionList, ActionParams, ActionRecord, CreateActionBody, ListActionsQuery, UpdateActionBody } from "./schemas.js";
 import { createAction, getAction, listActions, updateAction } from "./service.js";
 
@@ -69,4 +70,5 @@ export const actionRoutes = (deps: AppDeps) => [
     },
     handler: async ({ params, body, auth }) => ({ body: await updateAction(deps.db, callerId(auth), params.object_id, body) }),
   }),
+  ...executionRoutes(deps),
 ];

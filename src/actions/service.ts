@@ -208,7 +208,13 @@ export async function createAction(db: Db, userId: string, input: CreateActionIn
   return { status: created ? 201 : 200, body: record as ActionRecord };
 }
 
-async function actionInScope(db: Db, userId: string, actionId: string, write: boolean): Promise<{ row: ActionRow; scope: KnowledgeScope }> {
+/** The action if the caller is a member of its workspace (404 otherwise, as an unknown id); `write` also needs a role that may write (403). */
+export async function actionInScope(
+  db: Db,
+  userId: string,
+  actionId: string,
+  write: boolean,
+): Promise<{ row: ActionRow; scope: KnowledgeScope }> {
   if (!isUuid(actionId)) throw notFound("Action");
   const row = await db.action.findUnique({ where: { id: actionId } });
   if (!row) throw notFound("Action");

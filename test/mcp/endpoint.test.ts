@@ -258,7 +258,15 @@ describe("each tool call under its route's rule", () => {
         code: "not_implemented",
         detail: expect.stringContaining("'knowledge'"),
       });
-      expect(await refused(client, "ingest", { destination: "execution", action_id: randomUUID() })).toMatchObject({ status: 501 });
+      expect(
+        await refused(client, "ingest", {
+          destination: "execution",
+          action_id: randomUUID(),
+          executor_platform: "codex",
+          approved_for_execution: true,
+          steps: ["Draft the reply"],
+        }),
+      ).toEqual({ status: 404, detail: "Action was not found.", code: "not_found" });
     } finally {
       await close();
     }

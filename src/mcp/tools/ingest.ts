@@ -6,7 +6,7 @@ import { EvidenceInput } from "../../knowledge/schemas.js";
 import { SubmitObservationsBody } from "../../observations/schemas.js";
 import { RoutineBody } from "../../routines/schemas.js";
 import { ReplaceSkillsBody } from "../../skills/schemas.js";
-import { argumentError, type CallContext, invoke, notServed, type Operation, pick, requireString } from "../invoke.js";
+import { argumentError, type CallContext, invoke, type Operation, pick, requireString } from "../invoke.js";
 import type { Args, Mode, ToolDefinition } from "./types.js";
 
 /**
@@ -149,12 +149,31 @@ const modes: Record<string, Mode> = {
       write(ctx, { route: "POST /api/observations/submit", body: pick(args, ["observations", "project_id", "entity_id"]) }),
   },
   execution: {
-    summary: "not served here (no action executions)",
-    routes: [],
-    run: async () => {
-      throw notServed(
-        "ingest destination 'execution' is not served by this service: actions are saved plans here and no execution is recorded against them.",
-      );
+    summary:
+      "record an approved handoff of an action (action_id, executor_platform, approved_for_execution: true, steps), or with execution_id report on it or review it (execution_status, step_results, outcome_summary, metrics; an owner or admin: review_status, training_scopes)",
+    routes: ["POST /api/sweeps/objects/:object_id/executions", "PATCH /api/sweeps/executions/:execution_id"],
+    run: async (ctx, args) => {
+      // The reference client's answer: the execution in a wrapper naming what was done.
+      if (args.execution_id !== undefined && args.execution_id !== null) {
+        const executionId = requireString(args, "execution_id", "the execution to update");
+        const body = {
+          ...pick(args, ["step_results", "outcome_summary", "metrics", "review_status", "training_scopes"]),
+          ...(args.execution_status !== undefined ? { status: args.execution_status } : {}),
+        };
+        const execution = await write(ctx, {
+          route: "PATCH /api/sweeps/executions/:execution_id",
+          params: { execution_id: executionId },
+          body,
+        });
+        return { recorded: true, destination: "execution", operation: "updated", execution_id: executionId, execution };
+      }
+      const actionId = requireString(args, "action_id", "the action an execution is created for (or give execution_id to update one)");
+      const execution = await write(ctx, {
+        route: "POST /api/sweeps/objects/:object_id/executions",
+        params: { object_id: actionId },
+        body: pick(args, ["executor_platform", "approved_for_execution", "steps"]),
+      });
+      return { recorded: true, destination: "execution", operation: "created", action_id: actionId, execution };
     },
   },
 };
@@ -191,7 +210,9 @@ export const IngestArgs = z.looseObject({
   client_label: text.nullish().describe("insight: a self-reported client label"),
   evidence: z.array(EvidenceInput).nullish().describe("insight: 1–20 verbatim quotes of the entity's or project's originals"),
   skills: ReplaceSkillsBody.shape.skills.nullish().describe("skills: the complete desired list"),
-  expected_skills: ReplaceSkillsBody.shape.expected_skills.nullish().describe("skills: the ids and revisions last read"),
+  expected_skills: ReplaceSkillsBody.shape.expected_skills
+    .nullish()
+    .describe("skills: the list last read (definitions with their ids, or {id, revision})"),
   skill_id: text.nullish().describe("routine: the skill it runs"),
   routine: RoutineBody.nullish().describe("routine: the settings; expected_revision 0 creates it"),
   observations: SubmitObservationsBody.shape.observations.nullish().describe("observations: 1–50 snapshots"),
