@@ -543,4 +543,9 @@ export const REQUEST_PATTERNS: string[] = [
   "want|wanted the option|ability",
   "want|wanted to be able",
   "^ please? add|bring|include|implement|integrate|allow|enable|give|offer|introduce",
+  // A capability the author names as what would raise the rating ("An option to export to PDF
+  // would make it five stars", "I'd give it 5 stars if they added sync").
+  "option|ability|way|setting|feature to * *? *? *? would",
+  "would make it|this five|four|5|4 star|stars",
+  "give|rate it|this? five|four|5|4 star|stars if",
 ];

@@ -1,7 +1,9 @@
 import { type AspectCandidate, aspectCandidates, OVERALL } from "./aspects.js";
 import { contrastClauses, innerBoundaries, MIN_CLAUSE_WORDS, type Range, trimRange } from "./clauses.js";
+import { readComparison } from "./comparisons.js";
 import { OVERALL_MARKERS, OVERALL_WORDS } from "./feedback-cues.js";
 import { clausePolarity, phraseCues } from "./polarity.js";
+import { type Format, proseRanges, type SectionRole } from "./structure.js";
 import { type Token, tokenize } from "./tokens.js";
 
 /**
@@ -18,8 +20,13 @@ import { type Token, tokenize } from "./tokens.js";
  * start)`) give back exactly `text`.
  */
 export type SentimentLabel = "positive" | "negative" | "neutral";
-/** `request`: a wish or feature request ("I wish it had", "please add"); never praise. */
-export type UnitKind = "opinion" | "request";
+/**
+ * `request`: a wish or feature request ("I wish it had", "please add", or anything under a template's
+ * "describe the solution you'd like"); never praise. `bug`: a defect described (under a template's
+ * bug description, steps, expected or actual behaviour, or a complaint naming a failure). `question`:
+ * the author asks something. `opinion`: everything else.
+ */
+export type UnitKind = "opinion" | "request" | "bug" | "question";
 
 export interface OpinionSpan {
   /** Code-point offsets into the row's content; the span's text is exactly that slice. */
@@ -37,10 +44,14 @@ export interface OpinionSpan {
    * before ("Unacceptable for a notes app.").
    */
   terms: string[];
+  /** The other product the unit compares the tracked one with ("Obsidian is much better than this"), as written. */
+  comparedWith: string | null;
+  /** The author leaves or left, or tells others to stay away ("switched to Bear", "uninstalled", "best avoided"). */
+  churn: boolean;
 }
 
 /** Version of the opinion analyser; stored with each unit, so units written by an older one are recomputed when analysed. */
-export const ANALYSER_VERSION = 3;
+export const ANALYSER_VERSION = 4;
 
 /** Longest unit, in UTF-16 code units; longer sentences are cut at a space. */
 export const MAX_UNIT_CHARS = 1000;
@@ -158,47 +169,109 @@ const opensWithOverall = (text: string) => {
   return OVERALL_MARKERS.some((m) => lower.startsWith(m) && !/[\p{L}]/u.test(lower.charAt(m.length)));
 };
 
-/** Every opinion unit of a text, in order. Deterministic: same text, same units. */
-export function opinionUnits(text: string): OpinionSpan[] {
+const BUG_ROLES = new Set<SectionRole>(["bug_description", "reproduction", "expected", "actual"]);
+const REQUEST_ROLES = new Set<SectionRole>(["feature_request", "alternatives"]);
+/** Words that name a failure: a complaint holding one describes a defect. */
+const DEFECT =
+  /\b(?:crash\w*|freez\w*|froze|hang(?:s|ing)?|error\w*|exception|fail\w*|broken|bug\w*|glitch\w*|doesn'?t work|does not work|not working|won'?t (?:load|open|start|sync|work)|stopped working|regression|wrong)\b/i;
+
+/** How strongly a comparison or a churn signal judges the product, when the clause's own words say less. */
+const COMPARISON_VALENCE = 0.5;
+
+/** Sections that describe what to do or what should happen: their sentences judge nothing. */
+const UNJUDGED_ROLES = new Set<SectionRole>(["reproduction", "expected", "environment"]);
+
+function unitKind(clause: Clause | null, unitText: string, role: SectionRole, label: SentimentLabel): UnitKind {
+  if (clause?.request || REQUEST_ROLES.has(role)) return "request";
+  if (/\?["')\]]*$/.test(unitText) && role !== "reproduction") return "question";
+  if ((BUG_ROLES.has(role) && label !== "positive") || UNJUDGED_ROLES.has(role)) return "bug";
+  if (label === "negative" && DEFECT.test(unitText)) return "bug";
+  return "opinion";
+}
+
+/** Longest inline cut-out (inline code, a link's address, a comment) that a sentence is read across. */
+const MAX_INLINE_GAP = 120;
+
+/**
+ * The author's prose as stretches to cut into sentences: prose ranges of one paragraph or list item
+ * that only an inline cut-out on the same line separates ("Running `npm test` crashes") are read as
+ * one stretch, so the sentence stays whole; its unit quotes the inline code verbatim with it.
+ */
+function proseSentencesRanges(text: string, format?: Format) {
+  const out: ReturnType<typeof proseRanges> = [];
+  for (const range of proseRanges(text, format)) {
+    const last = out.at(-1);
+    const gap = last ? text.slice(last.end, range.start) : "";
+    if (last && last.block === range.block && !gap.includes("\n") && gap.length <= MAX_INLINE_GAP) last.end = range.end;
+    else out.push({ ...range });
+  }
+  return out;
+}
+
+/**
+ * Every opinion unit of a text, in order. Only the author's prose is read (structure.ts): code,
+ * template prompts, headings, quoted replies, stack traces, logs and environment dumps never become
+ * units. Deterministic: same text, same units.
+ */
+export function opinionUnits(text: string, format?: Format): OpinionSpan[] {
   const toCp = codePointIndexer(text);
   const units: OpinionSpan[] = [];
   let previous = null as { aspect: string | null; end: number } | null;
-  for (const { start, end } of sentenceSpans(text)) {
-    const sentence = text.slice(start, end);
-    // A new line starts a new thought: nothing is inherited across it.
-    if (previous && text.slice(previous.end, start).includes("\n")) previous = null;
-    const tokens = tokenize(sentence);
-    const clauses = tokens ? contrastClauses(tokens).flatMap((r) => refineClause(tokens, r)) : [null];
-    for (const clause of clauses) {
-      if (units.length >= MAX_UNITS_PER_ROW) return units;
-      const from = clause && tokens ? start + tokens[clause.range[0]]!.start : start;
-      const to = clause && tokens ? start + tokens[clause.range[1] - 1]!.end : end;
-      const unitText = text.slice(from, to);
-      const score = clause && !clause.request ? clause.score : 0;
-      const judged = clause ? opinionated(clause) : false;
-      const named = clause?.candidates.filter((c) => !c.whole) ?? [];
-      let aspect: string | null = named[0]?.aspect ?? null;
-      // Said of the product as a whole, naming it ("The app is great", "Overall, …"), as
-      // opposed to judged with nothing named ("Would recommend", or nothing before it to refer to).
-      let whole = false;
-      if (!aspect && judged) {
-        whole = Boolean(clause?.candidates.some((c) => c.whole && c.subject) || opensWithOverall(unitText));
-        const verdict = clause && tokens?.slice(clause.range[0], clause.range[1]).some((t) => OVERALL_WORDS.has(t.lemma));
-        aspect = whole || verdict || !previous?.aspect ? OVERALL : previous.aspect;
+  for (const range of proseSentencesRanges(text, format)) {
+    const prose = text.slice(range.start, range.end);
+    for (const piece of sentenceSpans(prose)) {
+      const start = range.start + piece.start;
+      const end = range.start + piece.end;
+      const sentence = text.slice(start, end);
+      // A new line starts a new thought: nothing is inherited across it.
+      if (previous && text.slice(previous.end, start).includes("\n")) previous = null;
+      const tokens = tokenize(sentence);
+      const clauses = tokens ? contrastClauses(tokens).flatMap((r) => refineClause(tokens, r)) : [null];
+      for (const clause of clauses) {
+        if (units.length >= MAX_UNITS_PER_ROW) return units;
+        const from = clause && tokens ? start + tokens[clause.range[0]]!.start : start;
+        const to = clause && tokens ? start + tokens[clause.range[1] - 1]!.end : end;
+        const unitText = text.slice(from, to);
+        const role = range.sectionRole;
+        const kind = unitKind(clause, text.slice(from, clause && tokens ? Math.min(end, to + 2) : to), role, labelFor(clause?.score ?? 0));
+        const comparison = readComparison(unitText);
+        let score = clause && kind !== "request" && !UNJUDGED_ROLES.has(role) ? clause.score : 0;
+        // A comparison says which side the product is on; praise of a rival alone says nothing of it.
+        if (kind !== "request") {
+          if (comparison.verdict === -1) score = Math.min(score, -COMPARISON_VALENCE);
+          else if (comparison.verdict === 1) score = Math.max(score, COMPARISON_VALENCE);
+          else if (comparison.verdict === 0) score = 0;
+        }
+        const judged = clause ? opinionated(clause) : false;
+        const named = clause?.candidates.filter((c) => !c.whole) ?? [];
+        // The rival is a target, not an aspect of the product.
+        const rival = comparison.comparedWith?.toLowerCase();
+        const ownNamed = rival ? named.filter((c) => !rival.includes(c.aspect) && !c.aspect.includes(rival)) : named;
+        let aspect: string | null = ownNamed[0]?.aspect ?? null;
+        // Said of the product as a whole, naming it ("The app is great", "Overall, …"), as
+        // opposed to judged with nothing named ("Would recommend", or nothing before it to refer to).
+        let whole = false;
+        if (!aspect && (judged || comparison.verdict !== null)) {
+          whole = Boolean(clause?.candidates.some((c) => c.whole && c.subject) || opensWithOverall(unitText));
+          const verdict = clause && tokens?.slice(clause.range[0], clause.range[1]).some((t) => OVERALL_WORDS.has(t.lemma));
+          aspect = whole || verdict || !previous?.aspect ? OVERALL : previous.aspect;
+        }
+        // An aspect taken from the clause before is the unit's aspect but not one of its terms.
+        const terms = [...new Set([...(whole ? [OVERALL] : []), ...ownNamed.map((c) => c.aspect)])].slice(0, 6);
+        units.push({
+          start: toCp(from),
+          end: toCp(to),
+          text: unitText,
+          aspect,
+          sentiment: score,
+          label: labelFor(score),
+          kind,
+          terms,
+          comparedWith: comparison.comparedWith,
+          churn: comparison.churn,
+        });
+        previous = { aspect: aspect ?? previous?.aspect ?? null, end: to };
       }
-      // An aspect taken from the clause before is the unit's aspect but not one of its terms.
-      const terms = [...new Set([...(whole ? [OVERALL] : []), ...named.map((c) => c.aspect)])].slice(0, 6);
-      units.push({
-        start: toCp(from),
-        end: toCp(to),
-        text: unitText,
-        aspect,
-        sentiment: score,
-        label: labelFor(score),
-        kind: clause?.request ? "request" : "opinion",
-        terms,
-      });
-      previous = { aspect: aspect ?? previous?.aspect ?? null, end: to };
     }
   }
   return units;

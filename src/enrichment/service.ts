@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import type { Db } from "../platform/db.js";
+import { feedbackKind } from "./feedback-kind/index.js";
 import { ANALYSER_VERSION, opinionUnits } from "./opinions.js";
 
 /**
  * Enrichment of stored originals, run after ingest commits: each row gets an embedding
- * (content_store.embedding, embedding_model, enriched_at) and its opinion units. It is
+ * (content_store.embedding, embedding_model, enriched_at), its opinion units and the kind of
+ * feedback it is (content_store.feedback_kind). It is
  * idempotent: a row already embedded with the current model is left alone, and units are
  * inserted with ON CONFLICT (content_id, start_offset) DO NOTHING, so running the same
  * ids again changes nothing.
@@ -44,8 +46,10 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
 
     // Work that can fail (a remote embedder) happens before anything is written.
     const vectors = await embedder.embed(todo.map(embeddingText));
-    const units = todo.flatMap((row) =>
-      opinionUnits(row.content).map((u) => ({
+    const spans = todo.map((row) => opinionUnits(row.content));
+    const kinds = todo.map((row, index) => feedbackKind(row.title, row.content, spans[index]!));
+    const units = todo.flatMap((row, index) =>
+      spans[index]!.map((u) => ({
         id: randomUUID(),
         contentId: row.id,
         entityId: row.entityId,
@@ -57,6 +61,8 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
         sentimentLabel: u.label,
         kind: u.kind,
         terms: u.terms,
+        comparedWith: u.comparedWith,
+        churn: u.churn,
         analyserVersion: ANALYSER_VERSION,
       })),
     );
@@ -71,7 +77,7 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
         // Conditional, so a concurrent run of the same ids (a re-delivered job) writes nothing twice.
         const updated = await tx.content.updateMany({
           where: { id: row.id, OR: [{ enrichedAt: null }, { embeddingModel: null }, { embeddingModel: { not: embedder.model } }] },
-          data: { embedding: vectors[index] ?? [], embeddingModel: embedder.model, enrichedAt },
+          data: { embedding: vectors[index] ?? [], embeddingModel: embedder.model, enrichedAt, feedbackKind: kinds[index] ?? null },
         });
         if (updated.count === 1) result.enriched++;
         else result.alreadyEnriched++;

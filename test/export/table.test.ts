@@ -104,6 +104,7 @@ describe("GET /agent/v1/export/table/{table_name}", () => {
         "workspace_id",
         "parent_id",
         "kind",
+        "feedback_kind",
         "platform",
         "external_id",
         "url",

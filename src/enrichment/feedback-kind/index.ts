@@ -1,0 +1,24 @@
+import type { OpinionSpan } from "../opinions.js";
+import { classifySource } from "./model.js";
+
+/**
+ * The kind of feedback an original is, stored on its row (`content_store.feedback_kind`): what the
+ * feedback-kind model reads it as (a bug report, a feature request, a question), and otherwise praise,
+ * a complaint or other by the polarity its opinion units carry.
+ */
+export const FEEDBACK_KINDS = ["bug_report", "feature_request", "question", "praise", "complaint", "other"] as const;
+export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
+
+/** Net polarity (sum of the judged units' sentiment over their number) beyond which other feedback is praise or a complaint. */
+const NET_POLARITY = 0.05;
+
+export function feedbackKind(title: string, content: string, units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[]): FeedbackKind {
+  const { kind } = classifySource(title, content);
+  if (kind === "bug") return "bug_report";
+  if (kind === "feature") return "feature_request";
+  if (kind === "question") return "question";
+  const judged = units.filter((u) => u.kind !== "request" && u.label !== "neutral");
+  if (judged.length === 0) return "other";
+  const net = judged.reduce((sum, u) => sum + u.sentiment, 0) / judged.length;
+  return net >= NET_POLARITY ? "praise" : net <= -NET_POLARITY ? "complaint" : "other";
+}

@@ -1,0 +1,57 @@
+import { readFileSync } from "node:fs";
+import { type Features, kindFeatures } from "./features.js";
+
+/**
+ * What an original is, as a product team files it: a bug report, a feature request, a question,
+ * or other feedback. A multinomial logistic regression over the features of features.ts, trained
+ * on public labelled GitHub issues and app reviews (bench/quality/feedback/train.ts, data and
+ * licences in bench/quality/feedback/data/SOURCE.md). Its weights are `model.json` beside this
+ * file: read once, a few hundred kilobytes, CPU only, microseconds an original.
+ */
+export const SOURCE_CLASSES = ["bug", "feature", "question", "other"] as const;
+export type SourceClass = (typeof SOURCE_CLASSES)[number];
+
+export interface KindModel {
+  version: number;
+  classes: SourceClass[];
+  bias: number[];
+  /** Feature name → one weight per class, in `classes` order. */
+  weights: Record<string, number[]>;
+}
+
+let loaded: KindModel | undefined;
+
+/** The committed model, read on first use. */
+export function kindModel(): KindModel {
+  loaded ??= JSON.parse(readFileSync(new URL("./model.json", import.meta.url), "utf8")) as KindModel;
+  return loaded;
+}
+
+/** Class probabilities (softmax of the linear scores) for features under a model. */
+export function classProbabilities(model: KindModel, features: Features): number[] {
+  const scores = [...model.bias];
+  for (const [name, value] of features) {
+    const w = model.weights[name];
+    if (!w) continue;
+    for (let c = 0; c < scores.length; c++) scores[c]! += w[c]! * value;
+  }
+  const top = Math.max(...scores);
+  const exp = scores.map((s) => Math.exp(s - top));
+  const sum = exp.reduce((a, b) => a + b, 0);
+  return exp.map((e) => e / sum);
+}
+
+export interface SourceKindGuess {
+  kind: SourceClass;
+  /** Probability of each class. */
+  probabilities: Record<SourceClass, number>;
+}
+
+/** The most likely class of an original (title may be empty). */
+export function classifySource(title: string, content: string, model: KindModel = kindModel()): SourceKindGuess {
+  const p = classProbabilities(model, kindFeatures(title, content));
+  let best = 0;
+  for (let c = 1; c < p.length; c++) if (p[c]! > p[best]!) best = c;
+  const probabilities = Object.fromEntries(model.classes.map((k, i) => [k, p[i]!])) as Record<SourceClass, number>;
+  return { kind: model.classes[best]!, probabilities };
+}

@@ -1,0 +1,308 @@
+import { HEADING_START, normaliseHeading, type SectionRole, sectionRole } from "./sections.js";
+
+/**
+ * Line heuristics: what a single line of a paragraph (or of plain text) is when it is not
+ * the author's prose. Pasted output keeps its shape even where no code fence marks it: a
+ * traceback's frames, a log line's timestamp or level, an environment dump's
+ * `key: version` pairs. Each test is an anchored expression on one line, so a line costs a
+ * few failed first-character matches when it is ordinary prose.
+ */
+export type LineKind = "code" | "stack_trace" | "log" | "env_dump" | "template_hint" | "checklist" | "heading" | "quote" | "prose";
+
+export interface LineVerdict {
+  kind: LineKind;
+  /** A stack frame proper (not a header, a message or a continuation). */
+  frame?: boolean;
+  /** An exception or error message line ("TypeError: x is not a function"). */
+  exception?: boolean;
+  /** A heading label opening a prose line ("**Expected:** it saves"): its length and text. */
+  labelLength?: number;
+  heading?: string;
+  /** Could continue a trace above it (a Python exception tail, a Go function line, carets). */
+  continuation?: boolean;
+  /** A key with no value ("Binaries:"), which heads an environment dump below it. */
+  keyOnly?: boolean;
+}
+
+const MAX_LINE = 400;
+
+const anchored = (parts: string[]) => new RegExp(`^(?:${parts.join("|")})`);
+
+const FENCE = /^(?:```|~~~)/;
+
+/** Frames and headers of stack traces: Python, JS/Java/C#, Rust, Go, C/gdb, PHP, Ruby, .NET, Apple crash logs. */
+const FRAME = anchored([
+  String.raw`Traceback \(most recent call last\)`,
+  String.raw`File "[^"\n]*", line \d+`,
+  String.raw`at (?:async )?\S.*(?::\d+(?::\d+)?\)?|\((?:native|<anonymous>|Native Method|Unknown Source)\)|:line \d+)$`,
+  String.raw`at [\w$<>\x60]+(?:\.[\w$<>\x60]+)+\(.*\)$`,
+  String.raw`\.\.\. \d+ (?:more|common frames omitted)$`,
+  String.raw`Caused by: \S`,
+  "thread '.*' panicked at",
+  "stack backtrace:$",
+  "(?:Stack ?trace|Backtrace|Call stack):?$",
+  String.raw`goroutine \d+ \[[^\]]*\]:$`,
+  String.raw`panic: \S`,
+  String.raw`\S+\.go:\d+(?: \+0x[0-9a-f]+)?$`,
+  String.raw`#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+\S|\S+\(\d+\): |\{main\}|\S+\.\w+:\d+)`,
+  String.raw`\d+\s+\S+\s+0x[0-9a-fA-F]{6,}\s`,
+  String.raw`(?:from )?\S+:\d+:in [\x60'‘]`,
+  "--- End of (?:inner exception )?stack trace",
+  "During handling of the above exception",
+  "The above exception was the direct cause",
+  String.raw`\d+: +(?:0x[0-9a-f]+ - )?\S*::\S`,
+  'Exception in thread "',
+  String.raw`note: run with \x60?RUST_BACKTRACE=`,
+]);
+
+/** An exception or error message: "ValueError: bad", "Uncaught (in promise) TypeError: …", "java.lang.NullPointerException". */
+const BARE_EXCEPTION = /^(?:Error|Exception|Panic|Fault|Failure)\b/;
+const EXCEPTION =
+  /^(?:(?:Uncaught|Unhandled|Fatal)(?: \(in promise\))? )?(?:[\w$]+[.:]){0,8}[\w$]*(?:Error|Exception|Panic|Fault|Failure)(?:\s*:\s.*|\s*\[.*|\s*\{.*|:?)$/;
+
+/** Python's last traceback line ("KeyError: 'x'", "torch.cuda.OutOfMemoryError: …", "KeyboardInterrupt"). */
+const TRACE_TAIL = /^[A-Za-z_][\w.]*(?::\s.*)?$/;
+/** Go's function lines and "created by" lines inside a goroutine dump; caret markers under a source line. */
+const TRACE_CONTINUATION = /^(?:[\w.$/*()[\]-]+\(.*\)$|created by \S|[\^~]+\s*$|\^)/;
+
+/** Log and tool output: timestamps, levels, package-manager and compiler messages, shell and REPL prompts, request lines, progress bars, bare paths. */
+const LOG = anchored([
+  String.raw`[[(]?\d{4}[-/.]\d{2}[-/.]\d{2}[T _]\d{1,2}:\d{2}`,
+  String.raw`[[(]?\d{1,2}:\d{2}:\d{2}[.,]\d{1,9}`,
+  String.raw`(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}\b`,
+  String.raw`[IWEF]\d{4} \d{2}:\d{2}:\d{2}`,
+  String.raw`[[(<](?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|SEVERE|PANIC)[\])>:|]`,
+  String.raw`\[(?:trace|debug|info|notice|warn|warning|error|err|fatal|critical)\]`,
+  String.raw`(?:npm|yarn|pnpm|pip|cargo|gradle|mvn|make(?:\[\d+\])?)(?: ERR!| WARN| error\b| warn\b| \*\*\*)`,
+  String.raw`(?:error|warning)(?:\[[A-Z]*\d+\])?: `,
+  String.raw`error TS\d+:`,
+  String.raw`\S+?\.[A-Za-z]\w{0,9}(?:[:(]\d+){1,2}\)?:?\s*(?:-\s*)?(?:error|warning|fatal error|note)\b`,
+  String.raw`-->\s*\S+:\d+:\d+`,
+  String.raw`(?:\$|>>>|PS [^>\n]{0,80}>|[A-Za-z]:\\[^>\n]{0,120}>|[\w.-]+@[\w.-]+:[^$#\n]{0,120}[$#]|In \[\d+\]:|Out\[\d+\]:)\s+\S`,
+  String.raw`(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) /\S*`,
+  String.raw`\d{1,3}%\|`,
+  String.raw`(?:exit (?:status|code)|Process finished with exit code|error Command failed with exit code) -?\d+`,
+  String.raw`(?:[A-Za-z]:)?[\\/](?:[\w.@+-]+[\\/])+[\w.@+-]*(?::\d+)*$`,
+  // Valgrind and sanitizer reports ("==30999== Invalid read of size 8"), and hex dumps of memory.
+  String.raw`==\d+==`,
+  String.raw`(?:SUMMARY: )?\w*Sanitizer\b|Shadow byte`,
+  // gdb sessions.
+  String.raw`\[(?:New )?Thread |Thread \d+ \(|Core was generated by|No symbol table info|\[Inferior \d+|Program (?:received|terminated with) signal`,
+  String.raw`(?:0x)?[0-9a-fA-F]{6,}:(?:\s+[0-9a-fA-F]{2}){4}`,
+]);
+/** A bare level opening a line ("ERROR: …"): output only if the line also looks technical, since "WARNING: do not buy" is a review. */
+const LEVEL = /^(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|SEVERE|PANIC)(?:[:|\]]|\s|$)/;
+/** Paths, assignments, brackets, quotes (not apostrophes), dotted names, calls, times, addresses. */
+const TECHNICAL = /[\\/=<>{}[\]`]|(?<![A-Za-z])['"]|['"](?![A-Za-z])|\w\.\w|\w\(|::|0x|\d:\d/;
+const LOG_ANYWHERE = /\blevel=(?:trace|debug|info|warn|warning|error|fatal)\b|\d+\/\d+ \[\d{2}:\d{2}<|\bat 0x[0-9a-fA-F]{8,}\b/;
+
+const CHECKLIST = /^(?:[-*+]\s+)?\[[ xX]\]\s/;
+
+/** Package pins and listings: `pkg==1.2.3`, `pkg @ file:///…`, `numpy   1.26.4   py311`. */
+const PIP = /^[A-Za-z0-9][\w.\-[\]]*\s*(?:===?|>=|<=|~=|!=)\s*[\w.*+!-]+(?:\s*[,;].*)?$|^[A-Za-z0-9][\w.-]* @ (?:file|https?|git\+)/;
+const LISTED_VERSION = /^[A-Za-z0-9][\w.-]*(?: {2,}|\t+)v?\d[\w.+-]*(?:(?: {2,}|\t+)\S+){0,3}$/;
+/** "Python 3.11.7", "macOS Sonoma 14.2", "torch 2.4.1". */
+const NAME_VERSION = /^((?:[A-Za-z][\w.+-]*\s){1,3})v?\d+(?:\.\d+)+[\w.+-]*(?:\s*\([^)]*\))?$/;
+const KEY_VALUE = /^([^:\n]{1,60}?)\s*:\s+(\S.*)$/;
+const ENV_KEY =
+  /\b(?:os|versions?|platform|python|node(?:\.?js)?|npm|yarn|pnpm|browser|device|gpu|cpu|cuda|cudnn|driver|kernel|arch|architecture|memory|ram|distro|distribution|system|runtime|sdk|jdk|java|rustc?|go|compiler|gcc|clang|docker|hardware|model|firmware|build|commit|release|toolkit|torch|pytorch|tensorflow|transformers|numpy|smartphone|desktop|installation|install method|package manager|shell|terminal|editor|ide)\b/i;
+const DOTTED_VERSION = /^v?\d+(?:\.\d+)+(?![\d.])/;
+const ENV_VALUE_START =
+  /^(?:v?\d+(?:\.\d+)*$|(?:linux|ubuntu|debian|fedora|centos|rhel|arch|alpine|nixos|windows|win\d*|macos|mac ?os|os ?x|darwin|ios|ipados|android|wsl\d?|x86_64|x64|x86|amd64|arm64|aarch64|armv\d|apple|intel|amd|nvidia|geforce|rtx|gtx|tesla|chrome|chromium|firefox|safari|edge|brave|opera|electron|cpython|pypy|docker|conda|pip)\b|(?:[A-Za-z]:)?[\\/~][\w.\\/~-]*$)/i;
+const NULLISH =
+  /^(?:not installed|not applicable|n\/a|na|none|null|unknown|yes|no|true|false|\?+|-+|<[^>]*>|\[[^\]]*\]|\.{3,}|tbd|no response)$/i;
+const VERSION_OR_PLATFORM =
+  /\bv?\d+\.\d+|\b(?:linux|ubuntu|debian|fedora|centos|windows|macos|mac ?os|ios|android|x86_64|amd64|arm64|aarch64|chrome|firefox|safari|edge|python|node(?:\.?js)?|cuda|nvidia)\b/i;
+
+/** Code pasted without a fence: imports, declarations, assignments, calls, closing brackets, JSON members. */
+const CODE = anchored([
+  String.raw`(?:import|from)\s+[\w.@/'"-]+(?:\s+import\s+[\w*{},\s]+|\s+from\s+['"][^'"]+['"])?;?$`,
+  String.raw`import\s+[\w*{},\s]+\s+from\s+['"]`,
+  String.raw`(?:const|let|var)\s+[\w\x24{}[\],\s]+=`,
+  String.raw`(?:def|class|fn|func|function|async function|pub fn|public|private|protected)\s+[\w$]+\s*[(<:{]`,
+  String.raw`#include\s*[<"]`,
+  String.raw`[})\]]+[;,)]*$`,
+  String.raw`[A-Za-z_$][\w$.[\]'"]*\s*(?:=|\+=|-=|:=)\s*(?:[\w$.]+\(|["'[{]|-?\d|new\s|true\b|false\b|None\b|null\b)`,
+  String.raw`[\w$]+(?:\.[\w$]+)+\(.*\);?$`,
+  String.raw`(?:print|console\.\w+)\(`,
+  String.raw`(?:raise [A-Z]\w*(?:\(|$)|throw new \w)`,
+  String.raw`//\s|#!/`,
+  String.raw`<\?xml|<!DOCTYPE`,
+  String.raw`"[\w.-]+"\s*:\s*(?:"|\d|\{|\[|true|false|null)`,
+  // Lua, shell and Ruby block words alone on a line, and their openers.
+  "(?:end|else|fi|done|esac|return)[;,)]*$",
+  String.raw`local\s+(?:function\s+)?[\w.]+\s*(?:=|\()`,
+  String.raw`(?:if|elseif|while|for)\s.+\s(?:then|do)$`,
+]);
+const CODE_END = /[;{]$/;
+
+/** A whole line in bold ("**To Reproduce**", "__Expected behavior:__"). */
+const BOLD_LINE = /^(\*\*|__)(?=\S)(.{1,150}?)\1\s*:?\s*$/;
+/** A bold label opening a line ("**Expected behavior:** it saves", "**OS**: Linux"). */
+const BOLD_LABEL = /^(\*\*|__)(?=\S)(.{1,80}?)\1(:?)\s+(?=\S)/;
+const PLAIN_LABEL = /^([^:\n]{2,80}?):\s+(?=\S)/;
+
+/**
+ * Template prompts left in place: the standard GitHub issue-template sentences, step
+ * placeholders ("Go to '...'"), fill-in markers, and instructions addressed to the reporter
+ * (an imperative such as "provide" or "describe" together with a reference to the form or
+ * to the reporter's own issue, so a real request like "Please add dark mode" is kept).
+ */
+const HINT_PHRASE =
+  /\ba clear and concise description\b|^if applicable\b|^add any other (?:context|information|details)|\b(?:complete|fill (?:in|out)) the following\b|^(?:thanks|thank you) for (?:taking the time|reporting|contributing|filing|submitting|opening)|['"‘“]\.{2,}['"’”]|\[\.{2,}\]|<fill in>|\[e\.g\.?[^\]]*\]|^see error\.?$|^steps to reproduce the behaviou?r:?$|^(?:_no response_|no response|n\/a|none|tbd|todo)\.?$|^(?:please )?(?:delete|remove|replace) (?:this|these)\b.*\b(?:line|section|template|text|comment|placeholder)s?\b/;
+const HINT_IMPERATIVE =
+  /^(?:please,?\s+)?(?:provide|describe|explain|include|paste|attach|share|list|tell us|let us know|write|give|enter|fill in|complete|link|mention|specify|summari[sz]e|outline|upload)\b/;
+const HINT_DIRECTED =
+  /\bif (?:applicable|possible|relevant|any|needed|necessary)\b|\b(?:here|below|above)\b|\bthe following\b|\bthis (?:issue|bug|template|form|section|report|request|field|box)\b|\byour (?:issue|problem|request|environment|setup|system|use ?case|bug|question|proposal|suggestion|feature request|report)\b|\byou (?:expected|were expecting|would like|'d like)\b|\bwhat (?:happened|you|the (?:bug|problem|issue) is)\b/;
+const QUESTION_START = /^(?:what|which|how|did|do|does|have|are|is|can)\b/;
+const QUESTION_TOPIC = /\b(?:expect(?:ed)?|version|happen(?:ed)?|reproduce|steps|environment|os|browser|platform|installed)\b/;
+const HINT_SIGNAL =
+  /concise|applicable|any other|the following|thank|\.\.|<fill|e\.g|see error|steps to|response|n\/a|none|tbd|todo|provide|describe|explain|include|paste|attach|share|list|tell us|let us|write|give|enter|fill|complete|link|mention|specify|summar|outline|upload|delete|remove|replace|\?$/;
+
+/** Template prompts are short; longer sentences are never taken for one. */
+const MAX_HINT = 400;
+
+/** Whether one sentence is a template prompt. `lower` is already lower-cased and trimmed. */
+export function isHintSentence(lower: string, markdown: boolean): boolean {
+  if (lower.length > MAX_HINT) return false;
+  if (HINT_PHRASE.test(lower)) return true;
+  // Instructions and questions to the reporter come with issue templates, which are markdown.
+  if (!markdown) return false;
+  if (HINT_IMPERATIVE.test(lower) && HINT_DIRECTED.test(lower)) return true;
+  // A question put to the reporter about expectations, versions or steps ("What did you expect to happen?").
+  return lower.endsWith("?") && QUESTION_START.test(lower) && /\byour?\b/.test(lower) && QUESTION_TOPIC.test(lower);
+}
+
+/** Cheap pre-test: could any sentence of this (lower-cased) line be a template prompt? */
+export const mayHoldHint = (lower: string) => HINT_SIGNAL.test(lower);
+
+const BULLET = /^(?:[-*+•·‣◦▪]|\d{1,3}[.)])\s+/;
+/** The line as the env-dump and heading tests see it: no bullet, no emphasis or code marks. */
+const normalise = (line: string) =>
+  line
+    .replace(BULLET, "")
+    .replace(/\*\*|__|`/g, "")
+    .trim();
+const words = (s: string) => (s.match(/\S+/g) ?? []).length;
+
+function isEnvLine(norm: string): boolean {
+  if (PIP.test(norm) || LISTED_VERSION.test(norm)) return true;
+  const nv = NAME_VERSION.exec(norm);
+  if (nv) {
+    const names = nv[1]!.trim().split(/\s+/);
+    // Product names are capitalised or carry digits/punctuation; "updated to 2.3" is prose.
+    if (names.every((w) => /^[A-Z]|[\d._+-]|[a-z][A-Z]/.test(w)) || (names.length === 1 && /\d+\.\d+\.\d+/.test(norm))) return true;
+  }
+  const colon = norm.indexOf(":");
+  const kv = colon > 0 && colon <= 62 ? KEY_VALUE.exec(norm) : null;
+  if (!kv) return false;
+  const key = kv[1]!;
+  const value = kv[2]!.trim();
+  const n = words(value);
+  if (words(key) > 6 || n > 10) return false;
+  if (NULLISH.test(value)) return ENV_KEY.test(key) || /version|installed/i.test(key);
+  if (DOTTED_VERSION.test(value)) return n <= 8;
+  if (ENV_VALUE_START.test(value)) return n <= 6;
+  return ENV_KEY.test(key) && n <= 6;
+}
+
+/**
+ * What one line is. `line` is the raw source line without its line break, trimmed at the
+ * start; `role` is the role of the section the line sits in.
+ */
+export function classifyLine(whole: string, role: SectionRole, markdown: boolean): LineVerdict {
+  if (FENCE.test(whole)) return { kind: "code" };
+  // Long lines are judged by their start, which keeps every test linear; a long run with no
+  // space at all is a blob (minified code, base64, a long hash list), not prose.
+  if (whole.length > MAX_LINE && !/\s/.test(whole.slice(0, 200))) return { kind: "code" };
+  const line = whole.length > MAX_LINE ? whole.slice(0, MAX_LINE) : whole;
+  if (FRAME.test(line)) return { kind: "stack_trace", frame: true };
+  if (EXCEPTION.test(line)) {
+    // "Error: won't sync" is a complaint until a trace follows it or it names something technical.
+    if (BARE_EXCEPTION.test(line) && !TECHNICAL.test(line)) return { kind: "prose", exception: true };
+    return { kind: "log", exception: true };
+  }
+  if (LOG.test(line) || LOG_ANYWHERE.test(line) || (LEVEL.test(line) && TECHNICAL.test(line))) return { kind: "log" };
+  if (CHECKLIST.test(line)) return { kind: "checklist" };
+  if (!markdown && /^>(?:\s|>|$)/.test(line)) return { kind: "quote" };
+  if (/^On .{5,120} wrote:$/.test(line)) return { kind: "quote" };
+  const norm = normalise(line);
+  if (isEnvLine(norm)) return { kind: "env_dump" };
+  if (CODE.test(line) || CODE_END.test(line)) return { kind: "code" };
+  if (norm.length < 200 && isHintSentence(norm.toLowerCase(), markdown)) return { kind: "template_hint" };
+  const heading = headingOf(line, norm);
+  if (heading) return heading;
+  if (role === "environment" && words(norm) <= 8 && (VERSION_OR_PLATFORM.test(norm) || KEY_VALUE.test(norm))) {
+    return { kind: "env_dump" };
+  }
+  return { kind: "prose" };
+}
+
+function headingOf(line: string, norm: string): LineVerdict | null {
+  const bold = BOLD_LINE.exec(line);
+  if (bold) {
+    // Bold text alone on a line is a heading when it reads like one: a label ending in a colon
+    // or a question mark, or a name of a template section ("**Bold claim**" stays prose).
+    const inner = bold[2]!.trim();
+    const labelled = /[:?]$/.test(inner) || /:\s*$/.test(line);
+    if (words(inner) <= 14 && (labelled || HEADING_START.test(inner.toLowerCase()) || sectionRole(normaliseHeading(inner)) !== "other")) {
+      return { kind: "heading", heading: inner };
+    }
+  }
+  const label = BOLD_LABEL.exec(line);
+  if (label && (label[2]!.endsWith(":") || label[3] === ":") && words(label[2]!) <= 8) {
+    return { kind: "prose", labelLength: label[0].length, heading: label[2]! };
+  }
+  const lower = norm.toLowerCase();
+  if (!HEADING_START.test(lower)) return null;
+  const n = words(norm);
+  if (n <= 12 && (/[:?]$/.test(norm) || (n <= 6 && !/[.!,;]$/.test(norm)))) return { kind: "heading", heading: norm };
+  const plain = PLAIN_LABEL.exec(line);
+  if (plain && words(plain[1]!) <= 8) return { kind: "prose", labelLength: plain[0].length, heading: plain[1]! };
+  return null;
+}
+
+export interface LineSlot {
+  verdict: LineVerdict;
+  /** Leading whitespace of the line, in columns from the physical line start. */
+  indent: number;
+  blank: boolean;
+  /** The line ends with a colon (a trace header such as "thread 'main' panicked at src/main.rs:2:5:"). */
+  colon: boolean;
+}
+
+/**
+ * Context over the lines of one block: lines between and after frames that belong to the
+ * trace (a source line indented under a frame, carets, the exception message that ends a
+ * Python traceback, Go function lines), the error message heading a trace, and key-only
+ * lines ("System:", "Binaries:") heading an environment dump.
+ */
+export function resolveContext(slots: LineSlot[]): void {
+  const base = slots[0]?.indent ?? 0;
+  for (let i = 1; i < slots.length; i++) {
+    const prev = slots[i - 1]!;
+    const cur = slots[i]!;
+    if (cur.blank || prev.verdict.kind !== "stack_trace") continue;
+    const k = cur.verdict.kind;
+    if (k === "stack_trace") continue;
+    if (k === "heading" && !cur.verdict.labelLength) continue;
+    if (cur.verdict.exception || cur.indent > base + 1 || cur.verdict.continuation || k === "code" || prev.colon) {
+      cur.verdict = { kind: "stack_trace" };
+    }
+  }
+  for (let i = slots.length - 2; i >= 0; i--) {
+    const next = slots[i + 1]!;
+    const cur = slots[i]!;
+    if (next.verdict.kind === "stack_trace" && cur.verdict.exception) cur.verdict = { kind: "stack_trace", exception: true };
+    if (next.verdict.kind === "env_dump" && cur.verdict.kind === "prose" && cur.verdict.keyOnly) cur.verdict = { kind: "env_dump" };
+  }
+}
+
+/** Marks the context-only features of a line (called before `resolveContext`). */
+export function annotate(line: string, verdict: LineVerdict): LineVerdict {
+  if (verdict.kind === "prose" && !verdict.labelLength && line.length <= MAX_LINE) {
+    if (TRACE_TAIL.test(line) || TRACE_CONTINUATION.test(line)) verdict.continuation = true;
+    if (/^[A-Z][\w ()/.-]{0,40}:$/.test(line)) verdict.keyOnly = true;
+  }
+  return verdict;
+}
