@@ -36,7 +36,35 @@ const BATCH = 500;
 const ENRICH_STALL_MS = 60_000;
 const ANALYSIS_TIMEOUT_MS = 600_000;
 
-export async function runDeepAnalysis(sentences: GoldSentence[], question: string, serverUrl: string): Promise<DeepRun> {
+/** A source to store: what POST /agent/v1/ingest/content takes for one item. */
+export interface BenchSource {
+  id: string;
+  title?: string;
+  content: string;
+  platform: string;
+  url: string;
+  author: string;
+}
+
+/** The service as a bench drives it: its HTTP API with a bearer, and the worker's database handle. */
+export interface BenchService {
+  call: (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
+  /** Stores the sources for the entity (500 a batch); answers each source's content id by its `id`. */
+  ingest: (entityId: string, sources: BenchSource[]) => Promise<Map<string, string>>;
+  /** Resolves once `count` rows of the entity are enriched; fails when enrichment stalls. */
+  enriched: (entityId: string, count: number) => Promise<void>;
+  /** Runs a deep analysis through the stream route and reads it back. */
+  analyse: (
+    entityId: string,
+    question: string,
+  ) => Promise<{ analysisId: string; status: string; data: unknown; events: Record<string, number> }>;
+}
+
+/**
+ * Runs `work` against a fresh migrated database of its own on `serverUrl`, the web application on a
+ * local port and the worker's processors in this process on real Redis; everything is removed after.
+ */
+export async function withBenchService<T>(serverUrl: string, work: (service: BenchService) => Promise<T>): Promise<T> {
   const stamp = randomBytes(4).toString("hex");
   const dbName = `res_bench_quality_${stamp}`;
   const databaseUrl = withDatabase(serverUrl, dbName);
@@ -62,60 +90,42 @@ export async function runDeepAnalysis(sentences: GoldSentence[], question: strin
       if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
       return json;
     };
-
-    const entity = await call("POST", "/api/entities", { name: "Acme", kind: "product" });
-    const entityId = entity.id as string;
-
-    const t0 = performance.now();
-    const contentIdOf = new Map<string, string>();
-    for (let i = 0; i < sentences.length; i += BATCH) {
-      const batch = sentences.slice(i, i + BATCH);
-      const answer = await call("POST", "/agent/v1/ingest/content", {
-        entity_id: entityId,
-        sources: batch.map((s) => ({
-          id: s.id,
-          platform: "web",
-          url: `https://reviews.example.com/${s.domain}/${encodeURIComponent(s.id)}`,
-          content: s.text,
-          author: `reviewer-${s.id}`,
-        })),
-      });
-      for (const [k, id] of (answer.content_ids as string[]).entries()) contentIdOf.set(batch[k]!.id, id);
-    }
-    const ingestMs = performance.now() - t0;
-
-    const t1 = performance.now();
-    let progress = { enriched: -1, at: t1 };
-    for (;;) {
-      const enriched = await deps.db.content.count({ where: { entityId, enrichedAt: { not: null } } });
-      if (enriched >= sentences.length) break;
-      const now = performance.now();
-      if (enriched !== progress.enriched) progress = { enriched, at: now };
-      else if (now - progress.at > ENRICH_STALL_MS) throw new Error(`enrichment stalled at ${enriched} of ${sentences.length} rows`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    const enrichMs = performance.now() - t1;
-
-    const t2 = performance.now();
-    const events = await streamRun(`${base}/agent/v1/analysis/run`, token, {
-      question,
-      entity_id: entityId,
-      depth: "deep",
-      request_id: `bench-quality-${stamp}`,
+    let runs = 0;
+    return await work({
+      call,
+      ingest: async (entityId, sources) => {
+        const contentIdOf = new Map<string, string>();
+        for (let i = 0; i < sources.length; i += BATCH) {
+          const batch = sources.slice(i, i + BATCH);
+          const answer = await call("POST", "/agent/v1/ingest/content", { entity_id: entityId, sources: batch });
+          for (const [k, id] of (answer.content_ids as string[]).entries()) contentIdOf.set(batch[k]!.id, id);
+        }
+        return contentIdOf;
+      },
+      enriched: async (entityId, count) => {
+        let progress = { enriched: -1, at: performance.now() };
+        for (;;) {
+          const enriched = await deps.db.content.count({ where: { entityId, enrichedAt: { not: null } } });
+          if (enriched >= count) return;
+          const now = performance.now();
+          if (enriched !== progress.enriched) progress = { enriched, at: now };
+          else if (now - progress.at > ENRICH_STALL_MS) throw new Error(`enrichment stalled at ${enriched} of ${count} rows`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      },
+      analyse: async (entityId, question) => {
+        const events = await streamRun(`${base}/agent/v1/analysis/run`, token, {
+          question,
+          entity_id: entityId,
+          depth: "deep",
+          request_id: `bench-quality-${stamp}-${runs++}`,
+        });
+        if (!events.analysisId) throw new Error("the run stream named no analysis");
+        const record = await call("GET", `/agent/v1/analysis/${events.analysisId}`);
+        const result = record.result as { status?: string; data?: unknown } | null;
+        return { analysisId: events.analysisId, status: String(record.status), data: result?.data ?? null, events: events.counts };
+      },
     });
-    const analysisMs = performance.now() - t2;
-    const analysisId = events.analysisId;
-    if (!analysisId) throw new Error("the run stream named no analysis");
-    const record = await call("GET", `/agent/v1/analysis/${analysisId}`);
-    const result = record.result as { status?: string; data?: unknown } | null;
-    return {
-      analysisId,
-      status: String(record.status),
-      data: result?.data ?? null,
-      events: events.counts,
-      contentIdOf,
-      timings: { ingestMs, enrichMs, analysisMs },
-    };
   } finally {
     server.closeAllConnections();
     server.close();
@@ -124,6 +134,32 @@ export async function runDeepAnalysis(sentences: GoldSentence[], question: strin
     await closeDeps(deps);
     await dropDatabase(serverUrl, dbName);
   }
+}
+
+export async function runDeepAnalysis(sentences: GoldSentence[], question: string, serverUrl: string): Promise<DeepRun> {
+  return withBenchService(serverUrl, async (service) => {
+    const entity = await service.call("POST", "/api/entities", { name: "Acme", kind: "product" });
+    const entityId = entity.id as string;
+    const t0 = performance.now();
+    const contentIdOf = await service.ingest(
+      entityId,
+      sentences.map((s) => ({
+        id: s.id,
+        platform: "web",
+        url: `https://reviews.example.com/${s.domain}/${encodeURIComponent(s.id)}`,
+        content: s.text,
+        author: `reviewer-${s.id}`,
+      })),
+    );
+    const ingestMs = performance.now() - t0;
+    const t1 = performance.now();
+    await service.enriched(entityId, sentences.length);
+    const enrichMs = performance.now() - t1;
+    const t2 = performance.now();
+    const run = await service.analyse(entityId, question);
+    const analysisMs = performance.now() - t2;
+    return { ...run, contentIdOf, timings: { ingestMs, enrichMs, analysisMs } };
+  });
 }
 
 /** Reads the run's event stream until the server ends it; answers the analysis id and the count of each event. */

@@ -26,7 +26,18 @@ function list(items: InsightItem[]): string {
   return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}`;
 }
 
+/** How a focused question's answer introduces each side (focus.ts chose the statements). */
+const ASKED_LEAD: Record<NonNullable<QuestionIntent["ask"]>, Partial<Record<Section, string>>> = {
+  requests: { request: "Most requested: ", complaint: "Complaints that come with the requests: " },
+  bugs: { complaint: "Most reported bugs: ", praise: "Praised in the same reports: " },
+  churn: { complaint: "Reasons given for leaving or switching: ", praise: "Said in favour while leaving: " },
+  comparison: { complaint: "Where alternatives come out ahead: ", praise: "Where it comes out ahead of alternatives: " },
+  onboarding: { complaint: "Getting started, complaints: ", praise: "Getting started, praised: " },
+};
+
 function sectionOrder(intent: QuestionIntent): Section[] {
+  if (intent.ask === "requests") return ["request", "complaint", "praise", "neutral"];
+  if (intent.ask === "comparison") return ["praise", "complaint", "request", "neutral"];
   if (intent.requests && !intent.complaints && !intent.praise) return ["request", "complaint", "praise", "neutral"];
   if (intent.praise && !intent.complaints) return ["praise", "complaint", "request", "neutral"];
   return ["complaint", "praise", "request", "neutral"];
@@ -63,6 +74,7 @@ export function extractiveAnswer(intent: QuestionIntent, insights: InsightItem[]
 
   for (const section of sectionOrder(intent)) {
     const first = parts.length === 0;
+    const askedLead = intent.ask ? ASKED_LEAD[intent.ask][section] : undefined;
     const items = rest.filter((i) => i.polarity === section || (i.polarity === "mixed" && section === "complaint"));
     if (items.length === 0) {
       const asked =
@@ -70,7 +82,9 @@ export function extractiveAnswer(intent: QuestionIntent, insights: InsightItem[]
       if (first && asked) parts.push(`None of the ${analysed} ${section === "complaint" ? "voices a complaint" : "praises anything"}.`);
       continue;
     }
-    if (section === "complaint") parts.push(first ? `The biggest complaints are about ${list(items)}.` : `Complaints: ${list(items)}.`);
+    if (askedLead) parts.push(`${askedLead}${list(items)}.`);
+    else if (section === "complaint")
+      parts.push(first ? `The biggest complaints are about ${list(items)}.` : `Complaints: ${list(items)}.`);
     else if (section === "praise") parts.push(first ? `Most praised: ${list(items)}.` : `Praised: ${list(items)}.`);
     else if (section === "request") parts.push(`Feature requests: ${list(items)}.`);
     else parts.push(`Also mentioned, without a clear opinion: ${list(items)}.`);

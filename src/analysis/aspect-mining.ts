@@ -37,14 +37,82 @@ export function aspectLabel(aspect: string): string {
   return ASPECT_LEXICON[aspect]?.label ?? capitalise(aspect);
 }
 
+/**
+ * Words about the feedback rather than the product: the vocabulary of issue trackers and their
+ * templates. A phrase made only of them ("feature request", "the code", "this report") is no aspect.
+ */
+const FEEDBACK_WORDS = new Set([
+  "feature",
+  "features",
+  "request",
+  "requests",
+  "issue",
+  "issues",
+  "bug",
+  "bugs",
+  "problem",
+  "problems",
+  "report",
+  "reports",
+  "ticket",
+  "tickets",
+  "code",
+  "example",
+  "examples",
+  "snippet",
+  "version",
+  "versions",
+  "solution",
+  "solutions",
+  "behavior",
+  "behaviour",
+  "context",
+  "description",
+  "step",
+  "steps",
+  "reproduction",
+  "repro",
+  "screenshot",
+  "screenshots",
+  "log",
+  "logs",
+  "output",
+  "template",
+  "pr",
+  "pull",
+  "question",
+  "questions",
+  "answer",
+  "thing",
+  "things",
+  "way",
+  "case",
+  "idea",
+  "suggestion",
+  "proposal",
+  "enhancement",
+  "workaround",
+  "info",
+  "information",
+  "detail",
+  "details",
+  "expected",
+  "actual",
+  "result",
+]);
+
 export function mineAspects(units: MinedUnit[], entityNames: string[], sourceCount: number): AspectModel {
   const nameWords = new Set(entityNames.flatMap((n) => n.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).flatMap((w) => [w, stem(w)]));
   const minSupport = Math.max(2, Math.ceil(0.01 * sourceCount));
 
-  /** A unit's term without the tracked entities' names ("acme dashboard" → "dashboard"); null if nothing is left. */
+  /**
+   * A unit's term without the tracked entities' names ("acme dashboard" → "dashboard"); null if
+   * nothing is left, or only words about the feedback itself ("feature request", "code", "report").
+   */
   const clean = (term: string): string | null => {
     if (term === OVERALL || isLexiconAspect(term)) return term;
     const words = term.split(" ").filter((w) => !nameWords.has(w) && !nameWords.has(stem(w)));
+    if (words.every((w) => FEEDBACK_WORDS.has(w))) return null;
     return words.length > 0 ? words.join(" ") : null;
   };
   const candidatesOf = (u: MinedUnit) => {
@@ -84,7 +152,7 @@ export function mineAspects(units: MinedUnit[], entityNames: string[], sourceCou
 
   const aspectOf = (u: MinedUnit): string | null => {
     const candidates = candidatesOf(u).map(canonical);
-    const opinion = u.kind === "request" || u.label !== "neutral";
+    const opinion = u.kind === "request" || u.kind === "bug" || u.label !== "neutral";
     if (!opinion) return candidates.find((c) => c !== OVERALL && established(c)) ?? null;
     return candidates.find((c) => c !== OVERALL) ?? (u.aspect === OVERALL || candidates.length === 0 ? OVERALL : null);
   };

@@ -3,6 +3,7 @@ import type { Config } from "../platform/config.js";
 import type { Db } from "../platform/db.js";
 import { extractiveAnswer } from "./answer.js";
 import { mineAspects } from "./aspect-mining.js";
+import { capabilityModel, type Focus, focusedUnits, focusOf } from "./focus.js";
 import { llmProse } from "./llm.js";
 import { questionIntent } from "./question.js";
 import { type RetrievedRow, retrieve } from "./retrieval.js";
@@ -75,6 +76,30 @@ function coverage(inScope: Record<string, number>, rows: RetrievedRow[], assembl
   return out;
 }
 
+/** The answer to a focused question that no analysed source answers: said plainly, with no unrelated themes. */
+function nothingAsked(
+  focus: Focus,
+  analysed: number,
+  covered: ResultData["coverage"],
+  limitations: string[],
+  describe: ResultData["scope"],
+): EngineOutput {
+  return {
+    status: "partial",
+    entityOf: new Map(),
+    data: {
+      answer: `None of the ${plural(analysed, "analysed source")} holds ${focus.noun}, so no themes are listed.`,
+      citations: [],
+      insights: [],
+      evidence: [],
+      coverage: covered,
+      limitations: [...limitations, `The question asks for ${focus.noun}; the analysed sources hold none.`],
+      engine: "extractive",
+      scope: describe,
+    },
+  };
+}
+
 export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Promise<EngineOutput> {
   const limits = DEPTH_LIMITS[request.depth];
   const limitations: string[] = [];
@@ -116,7 +141,8 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   });
   const entityNames = scopeEntities.map((e) => e.name);
   const intent = questionIntent(request.question, entityNames);
-  const rows = scope.contentIds ? retrieved.rows : await topUpFromScope(deps.db, scope, retrieved.rows, limits.rows, intent.aspects);
+  const focus = focusOf(intent);
+  const rows = scope.contentIds ? retrieved.rows : await topUpFromScope(deps.db, scope, retrieved.rows, limits.rows, intent.aspects, focus);
   if (rows.length === 0) return empty(["No stored original in scope matches the question."], retrieved.inScopeByPlatform);
 
   await deps.progress("opinions", 0.4);
@@ -126,8 +152,13 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const units = scoreUnits(rawUnits, rows, request.question);
 
   await deps.progress("themes", 0.55);
-  const model = mineAspects(units, entityNames, rows.length);
-  const themes = buildThemes(units, model, intent);
+  const mined = mineAspects(units, entityNames, rows.length);
+  // A focused question is answered from the statements of the kind it asks for, and only from them.
+  const asked = focus ? focusedUnits(focus, units, rows, mined) : units;
+  if (focus && asked.length === 0)
+    return nothingAsked(focus, rows.length, coverage(retrieved.inScopeByPlatform, rows, null), limitations, scope.describe);
+  const model = focus?.ask === "requests" ? capabilityModel(mined, asked) : mined;
+  const themes = buildThemes(asked, model, intent);
   const coverageMin = Math.max(1, Math.ceil(COVERAGE_SHARE * rows.length));
   const reported = selectThemes(
     themes,
@@ -147,8 +178,8 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   await deps.progress("evidence", 0.7);
   let assembled = await assemble(deps.db, scope.workspaceIds, drafts);
   let engine: ResultData["engine"] = "extractive";
-  const focus = reported.filter((t) => t.focus).map((t) => t.aspect);
-  let answer = extractiveAnswer(intent, assembled.insights, focus, rows.length);
+  const focusAspects = reported.filter((t) => t.focus).map((t) => t.aspect);
+  let answer = extractiveAnswer(intent, assembled.insights, focusAspects, rows.length);
 
   if (deps.config.LLM_BASE_URL && assembled.insights.length > 0) {
     await deps.progress("synthesis", 0.8);

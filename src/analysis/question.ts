@@ -14,6 +14,12 @@ export interface QuestionIntent {
   aspects: string[];
   /** The question's remaining content words (stems), e.g. "dashboard": a question about something specific. */
   topicTerms: string[];
+  /**
+   * What kind of statement answers it, when it asks for one kind: feature requests, bugs, reasons
+   * to leave or switch, comparisons with alternatives, or getting started. Null for a general
+   * question (complaints and praise are answered by polarity, as before).
+   */
+  ask: "requests" | "bugs" | "churn" | "comparison" | "onboarding" | null;
 }
 
 /** Stems without a final "e", so "like", "liked" and "likes" meet ("like" is too short for `stem`). */
@@ -28,8 +34,38 @@ const PRAISE_WORDS = stems(
 const REQUEST_WORDS = stems("request wish want missing miss ask asking feature roadmap add need idea suggestion suggest lack");
 /** Words of a question that name neither an intent nor a topic. */
 const FRAME_WORDS = stems(
-  "people user customer folk someone anyone think say said feel felt biggest big main top most common overall general opinion view sentiment feedback review reviewer experience product app thing what which who whom whose why how much many really actually about tell know us we our me my mention talk",
+  "people user customer folk someone anyone think say said feel felt biggest big main top most common overall general opinion view sentiment feedback review reviewer experience product app thing what which who whom whose why how much many really actually about tell know us we our me my mention talk report reported reporting raise raised",
 );
+
+/** Phrases of each kind of focused question, checked in this order (leaving before comparing, …). */
+const ASKS: [NonNullable<QuestionIntent["ask"]>, RegExp][] = [
+  [
+    "churn",
+    /\b(?:churn\w*|switch\w*|leav(?:e|es|ing)|left|quit\w*|give up|gave up|giving up|cancel\w*|uninstall\w*|stop(?:ped)? using|abandon\w*|drop(?:ped)? (?:it|us|the)|move (?:away|to)|moving (?:away|to)|unsubscrib\w*)\b/i,
+  ],
+  [
+    "comparison",
+    /\b(?:compar\w*|alternatives?|competitors?|rivals?|versus|vs\.?|better than|worse than|instead of|other (?:tools|apps|products|options))\b/i,
+  ],
+  [
+    "bugs",
+    /\b(?:bugs?|broke|broken|break(?:s|ing)?|crash\w*|errors?|regressions?|defects?|glitch\w*|fail(?:s|ed|ing|ures?)?|not working|doesn'?t work|stopped working|issues? (?:reported|do|are))\b/i,
+  ],
+  [
+    "requests",
+    /\b(?:requests?|requested|feature requests?|wish\w*|want(?:s|ed)?|missing|roadmap|asks? for|asking for|ask\w* to add|would like|should (?:we|they) (?:add|build)|features? (?:do|are|would))\b/i,
+  ],
+  [
+    "onboarding",
+    /\b(?:onboard\w*|set ?up|getting started|get started|first[- ]time|install(?:ation|ing)?|sign(?:ing)? ?up|learning curve|new users?)\b/i,
+  ],
+];
+
+/** The kind of statement a question asks for, if it asks for one. */
+export function askOf(question: string): QuestionIntent["ask"] {
+  for (const [ask, pattern] of ASKS) if (pattern.test(question)) return ask;
+  return null;
+}
 
 const matches = (words: Set<string>, stemmed: string[]) =>
   stemmed.map((w) => w.replace(/e$/, "")).some((w) => words.has(w) || [...words].some((p) => p.length >= 5 && w.startsWith(p)));
@@ -41,7 +77,11 @@ export function questionIntent(question: string, entityNames: string[] = []): Qu
   let requests = matches(REQUEST_WORDS, words);
   if (!complaints && !praise && !requests) complaints = praise = requests = true;
 
-  const lower = question.toLowerCase().normalize("NFKC");
+  // The words that ask for a kind of statement ("bugs", "request") name no aspect of their own
+  // (getting started is itself an aspect).
+  const ask = askOf(question);
+  const pattern = ask && ask !== "onboarding" ? ASKS.find(([a]) => a === ask)?.[1] : undefined;
+  const lower = (pattern ? question.replace(new RegExp(pattern.source, "gi"), " ") : question).toLowerCase().normalize("NFKC");
   const tokens = lower.match(/[\p{L}\p{N}$][\p{L}\p{N}'-]*/gu) ?? [];
   const aspects = new Set<string>();
   for (let n = 3; n >= 1; n--) {
@@ -62,5 +102,7 @@ export function questionIntent(question: string, entityNames: string[] = []): Qu
       !matches(PRAISE_WORDS, [w]) &&
       !matches(REQUEST_WORDS, [w]),
   );
-  return { complaints, praise, requests, aspects: [...aspects], topicTerms };
+  // Getting started is a focus of its own only when the question names no other aspect.
+  const focused = ask === "onboarding" && [...aspects].some((a) => a !== "onboarding") ? null : ask;
+  return { complaints, praise, requests, aspects: [...aspects], topicTerms, ask: focused };
 }

@@ -21,6 +21,8 @@ export interface RetrievedRow {
   author: string;
   publishedAt: Date | null;
   content: string;
+  /** What the original is (content_store.feedback_kind), null until enriched. */
+  feedbackKind: string | null;
   score: number;
   via: ("text" | "vector" | "provided")[];
 }
@@ -101,6 +103,7 @@ export async function retrieve(
       author: true,
       publishedAt: true,
       content: true,
+      feedbackKind: true,
     },
   });
   const scored = rows.map((r) => {

@@ -90,8 +90,10 @@ export async function unitsOf(db: Db, rows: RetrievedRow[]): Promise<{ units: Om
           aspect: u.aspect,
           sentiment: u.sentiment,
           label: u.sentimentLabel as SentimentLabel,
-          kind: u.kind === "request" ? "request" : "opinion",
+          kind: u.kind as OpinionSpan["kind"],
           terms: u.terms,
+          comparedWith: u.comparedWith,
+          churn: u.churn,
         });
       }
       continue;
@@ -120,8 +122,15 @@ export function scoreUnits(units: Omit<Unit, "relevance">[], rows: RetrievedRow[
   });
 }
 
+/** A bug described is a complaint, whatever words it is described in. */
 const sideOf = (u: Unit): ThemePolarity =>
-  u.kind === "request" ? "request" : u.label === "negative" ? "complaint" : u.label === "positive" ? "praise" : "neutral";
+  u.kind === "request"
+    ? "request"
+    : u.kind === "bug" || u.label === "negative"
+      ? "complaint"
+      : u.label === "positive"
+        ? "praise"
+        : "neutral";
 
 /**
  * Groups units into themes by aspect and polarity. Neutral mentions make a theme only for

@@ -181,10 +181,14 @@ const COMPARISON_VALENCE = 0.5;
 /** Sections that describe what to do or what should happen: their sentences judge nothing. */
 const UNJUDGED_ROLES = new Set<SectionRole>(["reproduction", "expected", "environment"]);
 
+/** Steps and environment details: part of a bug report, but context rather than a statement of the defect. */
+const CONTEXT_ROLES = new Set<SectionRole>(["reproduction", "environment"]);
+
 function unitKind(clause: Clause | null, unitText: string, role: SectionRole, label: SentimentLabel): UnitKind {
   if (clause?.request || REQUEST_ROLES.has(role)) return "request";
-  if (/\?["')\]]*$/.test(unitText) && role !== "reproduction") return "question";
-  if ((BUG_ROLES.has(role) && label !== "positive") || UNJUDGED_ROLES.has(role)) return "bug";
+  if (/\?["')\]]*$/.test(unitText) && !CONTEXT_ROLES.has(role)) return "question";
+  if (CONTEXT_ROLES.has(role)) return "opinion";
+  if (BUG_ROLES.has(role) && label !== "positive") return "bug";
   if (label === "negative" && DEFECT.test(unitText)) return "bug";
   return "opinion";
 }

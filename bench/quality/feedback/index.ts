@@ -15,7 +15,8 @@
  *    labels, macro-F1 over bug / feature / question, beside a keyword baseline. Target ≥ 0.80.
  * 3. App reviews: request F1 and bug F1 (target ≥ 0.70 each) beside the keyword baseline; review
  *    polarity against the stars (4–5 positive, 1–2 negative, 3 neutral) beside VADER.
- * 4. With --answers: answers.ts asks the service the two questions on the labelled issues.
+ * 4. With --answers: answers.ts asks the service the two questions on the labelled issues of the
+ *    test split (--answers-split dev while developing; --answers-only for this section alone).
  */
 import { parseArgs } from "node:util";
 import { kindFeatures } from "../../../src/enrichment/feedback-kind/features.js";
@@ -29,6 +30,10 @@ import { formatConfusion, score } from "./metrics.js";
 const { values: args } = parseArgs({
   options: {
     answers: { type: "boolean", default: false },
+    /** The split the answers are asked on: "dev" while developing, "test" (the default) for reported figures. */
+    "answers-split": { type: "string", default: "test" },
+    /** Only the answers (section 4). */
+    "answers-only": { type: "boolean", default: false },
     confusion: { type: "boolean", default: false },
     "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
   },
@@ -187,15 +192,17 @@ async function main() {
   // Warm the model and parser so timing noise stays out of the figures' runs.
   kindFeatures("warm", "up");
   log();
+  let answers: Awaited<ReturnType<typeof import("./answers.js").answerSection>> | null = null;
+  if (args.answers || args["answers-only"]) {
+    const { answerSection } = await import("./answers.js");
+    const split = args["answers-split"] === "dev" ? "dev" : "test";
+    answers = await answerSection(issues.get(split) ?? [], args["database-url"] as string, log, split);
+    log();
+    if (args["answers-only"]) return;
+  }
   const markup = markupSection(issues);
   const kinds = issueSection(issues);
   const review = reviewSection(reviews);
-  let answers: Awaited<ReturnType<typeof import("./answers.js").answerSection>> | null = null;
-  if (args.answers) {
-    const { answerSection } = await import("./answers.js");
-    log();
-    answers = await answerSection(issues.get("test") ?? [], args["database-url"] as string, log);
-  }
 
   log();
   log("Targets (test split)");

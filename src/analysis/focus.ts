@@ -1,0 +1,170 @@
+import { OVERALL } from "../enrichment/aspects.js";
+import type { AspectModel, MinedUnit } from "./aspect-mining.js";
+import type { QuestionIntent } from "./question.js";
+import type { RetrievedRow } from "./retrieval.js";
+import { stem } from "./text.js";
+import type { Unit } from "./themes.js";
+
+/**
+ * What a focused question is answered from. "Which features do users request most?" is answered
+ * from requests, "What bugs do users report?" from described defects, "Why do users give up or
+ * switch?" from churn signals and unfavourable comparisons, "What do users like compared with
+ * alternatives?" from comparisons, "How is onboarding?" from statements about getting started. Units
+ * of the asked kind from sources of the matching feedback kind come first: a feature request in a
+ * bug report is still a request, but a corpus of requests answers better. A general question
+ * ("What do people think?") uses every unit.
+ */
+export type Ask = NonNullable<QuestionIntent["ask"]>;
+
+export interface Focus {
+  ask: Ask;
+  /** Unit kinds and source feedback kinds that retrieval may top up with. */
+  unitKinds: string[];
+  feedbackKinds: string[];
+  churn: boolean;
+  compared: boolean;
+  /** What the answer calls the units ("feature requests"), for saying plainly when there are none. */
+  noun: string;
+}
+
+const ONBOARDING_ASPECTS = new Set(["onboarding", "ease of use", "documentation", "login and account"]);
+
+export function focusOf(intent: QuestionIntent): Focus | null {
+  switch (intent.ask) {
+    case "requests":
+      return {
+        ask: "requests",
+        unitKinds: ["request"],
+        feedbackKinds: ["feature_request"],
+        churn: false,
+        compared: false,
+        noun: "feature requests",
+      };
+    case "bugs":
+      return { ask: "bugs", unitKinds: ["bug"], feedbackKinds: ["bug_report"], churn: false, compared: false, noun: "bug reports" };
+    case "churn":
+      return { ask: "churn", unitKinds: [], feedbackKinds: [], churn: true, compared: true, noun: "reasons to leave or switch" };
+    case "comparison":
+      return { ask: "comparison", unitKinds: [], feedbackKinds: [], churn: false, compared: true, noun: "comparisons with alternatives" };
+    case "onboarding":
+      return {
+        ask: "onboarding",
+        unitKinds: [],
+        feedbackKinds: [],
+        churn: false,
+        compared: false,
+        noun: "statements about getting started",
+      };
+    default:
+      return null;
+  }
+}
+
+function matches(focus: Focus, u: Unit, model: AspectModel): boolean {
+  switch (focus.ask) {
+    case "requests":
+      return u.kind === "request";
+    case "bugs":
+      return u.kind === "bug";
+    case "churn":
+      return u.churn || (u.comparedWith !== null && u.label === "negative");
+    case "comparison":
+      return u.comparedWith !== null;
+    case "onboarding": {
+      const aspect = model.aspectOf(u);
+      return (aspect !== null && ONBOARDING_ASPECTS.has(aspect)) || u.terms.some((t) => ONBOARDING_ASPECTS.has(t));
+    }
+  }
+}
+
+/** Fewer units than this from sources of the matching feedback kind: units of every source are used. */
+const MIN_MATCHING = 3;
+
+/** The units that answer a focused question, those of sources of the matching feedback kind first. */
+export function focusedUnits(focus: Focus, units: Unit[], rows: RetrievedRow[], model: AspectModel): Unit[] {
+  const asked = units.filter((u) => matches(focus, u, model));
+  if (focus.feedbackKinds.length === 0) return asked;
+  const kindOf = new Map(rows.map((r) => [r.id, r.feedbackKind]));
+  const fitting = asked.filter((u) => focus.feedbackKinds.includes(kindOf.get(u.contentId) ?? ""));
+  return fitting.length >= MIN_MATCHING ? fitting : asked;
+}
+
+const ARTICLES = new Set(["a", "an", "the", "some", "more", "any", "my", "our", "your", "their", "its", "this", "that", "these", "those"]);
+const STOP_AFTER =
+  /\s(?:so|because|since|as|which|that|when|where|while|but|and then|if|for me|for us|to make|would|could|please|thanks|thank)\b/i;
+const CAPABILITY =
+  /\b(?:add(?:ing)?|support(?:ing)?(?: for)?|implement(?:ing)?|introduc(?:e|ing)|allow(?:ing)?(?: us| me| users)? to|enable|provide|offer|include|bring back|integrat(?:e|ion) with|option (?:to|for)|ability to|way to|setting (?:to|for)|feature (?:to|for)|support for|have|get|want|need|wish (?:for|there was|it had|they had|you had|i could)|(?:would|'d|’d)(?: really| so| also)? (?:love|like)(?: to see| to have)?)\s+(.{3,80})/gi;
+/** Words that stand for something named before them: "please add one" names nothing. */
+const PRONOUNS = new Set(["one", "it", "this", "that", "them", "these", "those", "something", "some", "more", "me", "us", "you"]);
+
+/**
+ * The capability a request asks for, in the request's own words ("PDF export" from "Could you
+ * add PDF export?", "sync tags across devices" from "Please allow us to sync tags across
+ * devices"): the phrase after the request's verb, up to a clause break, at most six words,
+ * without leading articles. Null when the request names nothing after its verb.
+ */
+export function requestedCapability(text: string): string | null {
+  for (const m of text.matchAll(CAPABILITY)) {
+    const phrase = capabilityPhrase(m[1]!);
+    if (phrase) return phrase;
+  }
+  return null;
+}
+
+function capabilityPhrase(after: string): string | null {
+  let phrase = after.split(/[,;:!?()[\]"“”]|\.(?=\s|$)/)[0]!.replace(/^(?:support|ability|an? option|the option)\s+(?:for|to)\s+/i, "");
+  const stop = STOP_AFTER.exec(` ${phrase}`);
+  if (stop) phrase = ` ${phrase}`.slice(0, stop.index).trim();
+  const words = phrase.split(/\s+/).filter(Boolean);
+  while (words.length > 0 && ARTICLES.has(words[0]!.toLowerCase())) words.shift();
+  const kept = words.slice(0, 6);
+  if (kept.length === 0 || !kept.some((w) => /\p{L}{3,}/u.test(w))) return null;
+  if (kept.length === 1 && PRONOUNS.has(kept[0]!.toLowerCase())) return null;
+  return kept.join(" ");
+}
+
+const capabilityKey = (phrase: string) =>
+  phrase
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 2 && !ARTICLES.has(w))
+    .map(stem)
+    .sort()
+    .join(" ");
+
+/**
+ * An aspect model under which requests are themes of the capability they ask for: requests that
+ * name the same capability (the same content words) form one theme, named by the phrase most of them
+ * use; a request that names none keeps its aspect. Everything else is unchanged.
+ */
+export function capabilityModel(model: AspectModel, units: Unit[]): AspectModel {
+  const phrases = new Map<string, Map<string, number>>();
+  const keyOf = new Map<Unit, string>();
+  for (const u of units) {
+    if (u.kind !== "request") continue;
+    const phrase = requestedCapability(u.text);
+    if (!phrase) continue;
+    const key = `capability:${capabilityKey(phrase)}`;
+    if (key === "capability:") continue;
+    keyOf.set(u, key);
+    const seen = phrases.get(key) ?? new Map<string, number>();
+    seen.set(phrase, (seen.get(phrase) ?? 0) + 1);
+    phrases.set(key, seen);
+  }
+  // Each capability is named by the phrase most of its requests use (the shortest on a tie).
+  const named = new Map(
+    [...phrases].map(([key, seen]) => [
+      key,
+      [...seen].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length || a[0].localeCompare(b[0]))[0]![0],
+    ]),
+  );
+  return {
+    ...model,
+    aspectOf: (u: MinedUnit) => {
+      const key = keyOf.get(u as Unit);
+      if (key) return named.get(key) ?? null;
+      const aspect = model.aspectOf(u);
+      return aspect === OVERALL && u.kind === "request" ? null : aspect;
+    },
+  };
+}
