@@ -71,17 +71,18 @@ const matches = (words: Set<string>, stemmed: string[]) =>
   stemmed.map((w) => w.replace(/e$/, "")).some((w) => words.has(w) || [...words].some((p) => p.length >= 5 && w.startsWith(p)));
 
 export function questionIntent(question: string, entityNames: string[] = []): QuestionIntent {
+  // The words that ask for a kind of statement ("bugs", "request") name no aspect or topic of their
+  // own (getting started is itself an aspect).
+  const ask = askOf(question);
+  const pattern = ask && ask !== "onboarding" ? ASKS.find(([a]) => a === ask)?.[1] : undefined;
+  const unasked = pattern ? question.replace(new RegExp(pattern.source, "gi"), " ") : question;
   const words = terms(question);
   let complaints = matches(COMPLAINT_WORDS, words);
   let praise = matches(PRAISE_WORDS, words);
   let requests = matches(REQUEST_WORDS, words);
   if (!complaints && !praise && !requests) complaints = praise = requests = true;
 
-  // The words that ask for a kind of statement ("bugs", "request") name no aspect of their own
-  // (getting started is itself an aspect).
-  const ask = askOf(question);
-  const pattern = ask && ask !== "onboarding" ? ASKS.find(([a]) => a === ask)?.[1] : undefined;
-  const lower = (pattern ? question.replace(new RegExp(pattern.source, "gi"), " ") : question).toLowerCase().normalize("NFKC");
+  const lower = unasked.toLowerCase().normalize("NFKC");
   const tokens = lower.match(/[\p{L}\p{N}$][\p{L}\p{N}'-]*/gu) ?? [];
   const aspects = new Set<string>();
   for (let n = 3; n >= 1; n--) {
@@ -93,7 +94,7 @@ export function questionIntent(question: string, entityNames: string[] = []): Qu
   }
   const names = new Set(entityNames.flatMap(terms));
   const aspectWords = new Set([...aspects].flatMap(terms));
-  const topicTerms = words.filter(
+  const topicTerms = terms(unasked).filter(
     (w) =>
       !names.has(w) &&
       !aspectWords.has(w) &&
