@@ -30,6 +30,8 @@ export interface VerifiedQuote {
   platform: string;
   author: string;
   published_at: string | null;
+  /** What the quoted original is (content_store.feedback_kind), null until enriched. */
+  feedback_kind: string | null;
   entity_id: string;
 }
 
@@ -67,6 +69,7 @@ export async function verifyQuotes(
             metadata: true,
             workspaceId: true,
             entityId: true,
+            feedbackKind: true,
           },
         });
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -134,6 +137,7 @@ export async function verifyQuotes(
       platform: row.platform,
       author: row.author,
       published_at: row.publishedAt ? row.publishedAt.toISOString() : null,
+      feedback_kind: row.feedbackKind,
       entity_id: row.entityId,
     });
   }

@@ -49,6 +49,8 @@ export const EvidenceItem = z.object({
   platform: z.string(),
   author: z.string(),
   published_at: z.string().nullable(),
+  /** What the quoted original is: bug_report, feature_request, question, praise, complaint, other; null until enriched. */
+  feedback_kind: z.string().nullable(),
   start_offset: z.number().int(),
   end_offset: z.number().int(),
   opinion_unit_id: z.string().nullable(),

@@ -179,6 +179,7 @@ describe("the answer", () => {
       number,
       content_id: `c${number}`,
       quote: "q",
+      feedback_kind: null,
       url: "",
       platform: "web",
       author: "",
