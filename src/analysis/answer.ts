@@ -63,7 +63,13 @@ function focusSentence(items: InsightItem[]): string {
   return `On ${name}, ${said.length === 1 ? said[0] : `${said.slice(0, -1).join(", ")} and ${said.at(-1)}`}.`;
 }
 
-export function extractiveAnswer(intent: QuestionIntent, insights: InsightItem[], focus: string[], sourcesAnalysed: number): string {
+export function extractiveAnswer(
+  intent: QuestionIntent,
+  insights: InsightItem[],
+  focus: string[],
+  sourcesAnalysed: number,
+  storedInScope = sourcesAnalysed,
+): string {
   if (insights.length === 0) return "The stored evidence in scope does not answer this question.";
   const parts: string[] = [];
   const focused = insights.filter((i) => i.aspect !== null && focus.includes(i.aspect));
@@ -89,6 +95,8 @@ export function extractiveAnswer(intent: QuestionIntent, insights: InsightItem[]
     else if (section === "request") parts.push(`Feature requests: ${list(items)}.`);
     else parts.push(`Also mentioned, without a clear opinion: ${list(items)}.`);
   }
-  parts.push(`Counts are distinct sources, out of ${analysed}.`);
+  if (storedInScope > sourcesAnalysed && insights.some((i) => i.sources_analysed !== undefined))
+    parts.push(`Counts are distinct sources among the ${plural(storedInScope, "stored source")} in scope; quotes come from ${analysed}.`);
+  else parts.push(`Counts are distinct sources, out of ${analysed}.`);
   return parts.join(" ");
 }

@@ -10,6 +10,7 @@ import { type RetrievedRow, retrieve } from "./retrieval.js";
 import { topUpFromScope } from "./sample.js";
 import type { Depth, ResultData, SearchMode } from "./schemas.js";
 import { resolveScope, scopeIsEmpty } from "./scope.js";
+import { scopeCounts } from "./scope-counts.js";
 import { type Assembled, assemble, extractiveInsights } from "./synthesis.js";
 import { plural } from "./text.js";
 import { buildThemes, scoreUnits, selectThemes, unitsOf } from "./themes.js";
@@ -157,7 +158,8 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const asked = focus ? focusedUnits(focus, units, rows, mined) : units;
   if (focus && asked.length === 0)
     return nothingAsked(focus, rows.length, coverage(retrieved.inScopeByPlatform, rows, null), limitations, scope.describe);
-  const model = focus?.ask === "requests" ? capabilityModel(mined, asked) : mined;
+  const capabilities = focus?.ask === "requests" ? capabilityModel(mined, asked) : null;
+  const model = capabilities ?? mined;
   const themes = buildThemes(asked, model, intent);
   const coverageMin = Math.max(1, Math.ceil(COVERAGE_SHARE * rows.length));
   const reported = selectThemes(
@@ -173,13 +175,19 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
       `${plural(left.size, "more aspect")} that enough sources mention did not fit in the ${reported.length} themes reported.`,
     );
   const platformOf = new Map(rows.map((r) => [r.id, r.platform]));
-  const drafts = extractiveInsights(reported, platformOf, new Map(rows.map((r) => [r.id, r.content])), limits.evidence);
+  // Counts over every stored source in scope; the sample found the themes and gives the quotes.
+  const inScope = await scopeCounts(deps.db, scope, reported, focus, capabilities?.capabilities ?? new Set());
+  const counted = reported.map((t, i) =>
+    inScope.has(i) ? { ...t, sources: Math.max(inScope.get(i)!, t.sources), analysed: t.sources } : t,
+  );
+  const drafts = extractiveInsights(counted, platformOf, new Map(rows.map((r) => [r.id, r.content])), limits.evidence);
 
   await deps.progress("evidence", 0.7);
   let assembled = await assemble(deps.db, scope.workspaceIds, drafts);
   let engine: ResultData["engine"] = "extractive";
   const focusAspects = reported.filter((t) => t.focus).map((t) => t.aspect);
-  let answer = extractiveAnswer(intent, assembled.insights, focusAspects, rows.length);
+  const stored = Object.values(retrieved.inScopeByPlatform).reduce((sum, n) => sum + n, 0);
+  let answer = extractiveAnswer(intent, assembled.insights, focusAspects, rows.length, stored);
 
   if (deps.config.LLM_BASE_URL && assembled.insights.length > 0) {
     await deps.progress("synthesis", 0.8);

@@ -137,7 +137,7 @@ const capabilityKey = (phrase: string) =>
  * name the same capability (the same content words) form one theme, named by the phrase most of them
  * use; a request that names none keeps its aspect. Everything else is unchanged.
  */
-export function capabilityModel(model: AspectModel, units: Unit[]): AspectModel {
+export function capabilityModel(model: AspectModel, units: Unit[]): AspectModel & { capabilities: Set<string> } {
   const phrases = new Map<string, Map<string, number>>();
   const keyOf = new Map<Unit, string>();
   for (const u of units) {
@@ -151,6 +151,22 @@ export function capabilityModel(model: AspectModel, units: Unit[]): AspectModel 
     seen.set(phrase, (seen.get(phrase) ?? 0) + 1);
     phrases.set(key, seen);
   }
+  // A capability whose words hold another's is that one, narrowed ("recurring reminders for weekly
+  // reviews" is "recurring reminders"): each key joins the shortest key whose words it holds.
+  const wordsOf = (key: string) => new Set(key.slice("capability:".length).split(" "));
+  const keys = [...phrases.keys()].sort((a, b) => wordsOf(a).size - wordsOf(b).size || a.localeCompare(b));
+  const parent = new Map<string, string>();
+  for (const key of keys) {
+    const words = wordsOf(key);
+    const broader = keys.find((k) => k !== key && !parent.has(k) && [...wordsOf(k)].every((w) => words.has(w)));
+    if (broader) parent.set(key, broader);
+  }
+  for (const [key, into] of parent) {
+    const target = phrases.get(into)!;
+    for (const [phrase, n] of phrases.get(key)!) target.set(phrase, (target.get(phrase) ?? 0) + n);
+    phrases.delete(key);
+  }
+  for (const [u, key] of keyOf) if (parent.has(key)) keyOf.set(u, parent.get(key)!);
   // Each capability is named by the phrase most of its requests use (the shortest on a tie).
   const named = new Map(
     [...phrases].map(([key, seen]) => [
@@ -160,6 +176,7 @@ export function capabilityModel(model: AspectModel, units: Unit[]): AspectModel 
   );
   return {
     ...model,
+    capabilities: new Set(named.values()),
     aspectOf: (u: MinedUnit) => {
       const key = keyOf.get(u as Unit);
       if (key) return named.get(key) ?? null;

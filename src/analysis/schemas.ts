@@ -73,8 +73,14 @@ export const InsightItem = z.object({
    * insight for each side. "mixed" only for a language model's insight of mixed sentiment.
    */
   polarity: z.enum(THEME_POLARITIES),
-  /** Distinct sources behind the insight (for the extractive engine, all of the theme's sources, quoted or not). */
+  /**
+   * Distinct sources behind the insight. For the extractive engine: on the insight's side of its aspect
+   * among every stored, enriched original in the analysis's scope (from the stored opinion units), quoted
+   * or not; where the stored units cannot name the theme (a request theme named after a capability), the
+   * analysed sample's. `sources_analysed` is the analysed sample's count.
+   */
   sources: z.number().int(),
+  sources_analysed: z.number().int().optional(),
   /** The aspect's distinct sources on each side (extractive engine only): a split aspect shows both counts. */
   counts: z
     .object({ complaint: z.number().int(), praise: z.number().int(), neutral: z.number().int(), request: z.number().int() })

@@ -23,6 +23,8 @@ export interface InsightDraft {
   aspect?: string | null;
   polarity?: InsightItem["polarity"];
   sources?: number;
+  /** Distinct sources of the theme in the analysed sample, when `sources` counts every stored source in scope. */
+  sourcesAnalysed?: number;
   counts?: SourceCounts;
 }
 
@@ -207,6 +209,7 @@ export function extractiveInsights(
       aspect: theme.aspect,
       polarity: theme.polarity,
       sources: theme.sources,
+      ...(theme.analysed !== undefined ? { sourcesAnalysed: theme.analysed } : {}),
       counts,
     };
   });
@@ -243,8 +246,10 @@ export async function assemble(db: Db, workspaceIds: string[], insights: Insight
       if (!items.includes(item)) items.push(item);
     }
     if (items.length === 0) continue;
+    const { sourcesAnalysed, ...rest } = insight;
     finalInsights.push({
-      ...insight,
+      ...rest,
+      ...(sourcesAnalysed !== undefined ? { sources_analysed: sourcesAnalysed } : {}),
       aspect: insight.aspect ?? null,
       polarity: insight.polarity ?? POLARITY_OF[insight.sentiment],
       sources: insight.sources ?? new Set(items.map((e) => e.content_id)).size,

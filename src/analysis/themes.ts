@@ -37,8 +37,10 @@ export interface Theme {
   label: string;
   polarity: ThemePolarity;
   units: Unit[];
-  /** Distinct sources behind this theme. */
+  /** Distinct sources behind this theme (over every stored source in scope once counted there, scope-counts.ts). */
   sources: number;
+  /** Distinct sources of the theme in the analysed sample, when `sources` was counted over the whole scope. */
+  analysed?: number;
   /** The aspect's sources on every side. */
   counts: SourceCounts;
   /** Distinct sources that talk about the aspect at all, on any side. */
