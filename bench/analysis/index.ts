@@ -57,9 +57,11 @@ const version = (file: string) =>
 const CORPUS_VERSION = version("bench/analysis/corpus.ts");
 const UNITS_VERSION = createHash("sha256")
   .update(
-    readdirSync(path.join(root, "src/enrichment"))
+    readdirSync(path.join(root, "src/enrichment"), { recursive: true, withFileTypes: true })
+      .filter((f) => f.isFile())
+      .map((f) => path.relative(root, path.join(f.parentPath, f.name)))
       .sort()
-      .map((f) => version(`src/enrichment/${f}`))
+      .map(version)
       .join(),
   )
   .digest("hex")
