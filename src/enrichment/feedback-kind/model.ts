@@ -4,9 +4,12 @@ import { type Features, kindFeatures } from "./features.js";
 /**
  * What an original is, as a product team files it: a bug report, a feature request, a question,
  * or other feedback. A multinomial logistic regression over the features of features.ts, trained
- * on public labelled GitHub issues and app reviews (bench/quality/feedback/train.ts, data and
- * licences in bench/quality/feedback/data/SOURCE.md). Its weights are `model.json` beside this
- * file: read once, a few hundred kilobytes, CPU only, microseconds an original.
+ * on public labelled GitHub issues and app reviews (bench/quality/feedback/train.ts, which also
+ * records what was tried and its cross-project estimates; data and licences in
+ * bench/quality/feedback/data/SOURCE.md). The cue families of features.ts carry general weights
+ * set before training, so a project never seen still reads "How do I …?" as a question. Weights
+ * are `model.json` beside this file: read once (about 0.7 MB), CPU only, a fraction of a
+ * millisecond for a typical issue.
  */
 export const SOURCE_CLASSES = ["bug", "feature", "question", "other"] as const;
 export type SourceClass = (typeof SOURCE_CLASSES)[number];
