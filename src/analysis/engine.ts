@@ -177,9 +177,18 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const platformOf = new Map(rows.map((r) => [r.id, r.platform]));
   // Counts over every stored source in scope; the sample found the themes and gives the quotes.
   const inScope = await scopeCounts(deps.db, scope, reported, focus, capabilities?.capabilities ?? new Set());
-  const counted = reported.map((t, i) =>
-    inScope.has(i) ? { ...t, sources: Math.max(inScope.get(i)!, t.sources), analysed: t.sources } : t,
-  );
+  const counted = reported.map((t, i) => {
+    const all = inScope.get(i);
+    if (!all) return t;
+    // The sample's count is a floor: a source whose stored units predate the analyser counts there.
+    const counts = {
+      complaint: Math.max(all.complaint, t.counts.complaint),
+      praise: Math.max(all.praise, t.counts.praise),
+      request: Math.max(all.request, t.counts.request),
+      neutral: Math.max(all.neutral, t.counts.neutral),
+    };
+    return { ...t, counts, sources: Math.max(counts[t.polarity], t.sources), analysed: t.sources };
+  });
   const drafts = extractiveInsights(counted, platformOf, new Map(rows.map((r) => [r.id, r.content])), limits.evidence);
 
   await deps.progress("evidence", 0.7);
