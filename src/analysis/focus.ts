@@ -93,7 +93,7 @@ const ARTICLES = new Set(["a", "an", "the", "some", "more", "any", "my", "our", 
 const STOP_AFTER =
   /\s(?:so|because|since|as|which|that|when|where|while|but|and then|if|for me|for us|to make|would|could|please|thanks|thank)\b/i;
 const CAPABILITY =
-  /\b(?:add(?:ing)?|support(?:ing)?(?: for)?|implement(?:ing)?|introduc(?:e|ing)|allow(?:ing)?(?: us| me| users)? to|enable|provide|offer|include|bring back|integrat(?:e|ion) with|option (?:to|for)|ability to|way to|setting (?:to|for)|feature (?:to|for)|support for|have|get|want|need|wish (?:for|there was|it had|they had|you had|i could)|(?:would|'d|’d)(?: really| so| also)? (?:love|like)(?: to see| to have)?)\s+(.{3,80})/gi;
+  /\b(?:add(?:ing)?|support(?:ing)?(?: for)?|implement(?:ing)?|introduc(?:e|ing)|allow(?:ing)?(?: us| me| users)? to|enable|provide|offer|include|bring back|integrat(?:e|ion) with|option (?:to|for)|ability to|(?:be )?able to|possibility to|way to|setting (?:to|for)|feature (?:to|for)|support for|have|get|want|need|wish (?:for|there was|it had|they had|you had|i could)|(?:would|'d|’d)(?: really| so| also)? (?:love|like)(?: to see| to have)?)\s+(.{3,80})/gi;
 /** Words that stand for something named before them: "please add one" names nothing. */
 const PRONOUNS = new Set(["one", "it", "this", "that", "them", "these", "those", "something", "some", "more", "me", "us", "you"]);
 
@@ -111,16 +111,73 @@ export function requestedCapability(text: string): string | null {
   return null;
 }
 
+/** Words a capability's name neither starts nor ends with ("to track e.g." names nothing yet). */
+const EDGE_WORDS = new Set([
+  ...ARTICLES,
+  "to",
+  "of",
+  "for",
+  "with",
+  "and",
+  "or",
+  "in",
+  "on",
+  "at",
+  "by",
+  "from",
+  "e.g",
+  "eg",
+  "i.e",
+  "ie",
+  "etc",
+  "be",
+  "able",
+  "get",
+  "make",
+  "do",
+  "use",
+  "using",
+  "possibility",
+  "possible",
+  "chance",
+  "also",
+  "just",
+  "really",
+  "very",
+  "so",
+]);
+/** Common words that alone name no capability. */
+const HOLLOW = new Set([
+  "thing",
+  "things",
+  "stuff",
+  "something",
+  "way",
+  "option",
+  "feature",
+  "features",
+  "possibility",
+  "ability",
+  "support",
+  "help",
+  "better",
+  "more",
+  "new",
+]);
+
 function capabilityPhrase(after: string): string | null {
-  let phrase = after.split(/[,;:!?()[\]"“”]|\.(?=\s|$)/)[0]!.replace(/^(?:support|ability|an? option|the option)\s+(?:for|to)\s+/i, "");
+  let phrase = after
+    .split(/[,;:!?()[\]"“”]|\.(?=\s|$)/)[0]!
+    .replace(/^(?:support|ability|(?:an?|the) (?:option|possibility|way)|possibility|way)\s+(?:for|to|of)\s+/i, "");
   const stop = STOP_AFTER.exec(` ${phrase}`);
   if (stop) phrase = ` ${phrase}`.slice(0, stop.index).trim();
-  const words = phrase.split(/\s+/).filter(Boolean);
-  while (words.length > 0 && ARTICLES.has(words[0]!.toLowerCase())) words.shift();
-  const kept = words.slice(0, 6);
-  if (kept.length === 0 || !kept.some((w) => /\p{L}{3,}/u.test(w))) return null;
-  if (kept.length === 1 && PRONOUNS.has(kept[0]!.toLowerCase())) return null;
-  return kept.join(" ");
+  const words = phrase.split(/\s+/).filter(Boolean).slice(0, 6);
+  const edge = (w: string) => EDGE_WORDS.has(w.toLowerCase().replace(/\.$/, ""));
+  while (words.length > 0 && edge(words[0]!)) words.shift();
+  while (words.length > 0 && edge(words.at(-1)!)) words.pop();
+  const content = words.filter((w) => /\p{L}{3,}/u.test(w) && !HOLLOW.has(w.toLowerCase()) && !PRONOUNS.has(w.toLowerCase()));
+  if (content.length === 0) return null;
+  return words.join(" ");
 }
 
 const capabilityKey = (phrase: string) =>

@@ -38,6 +38,9 @@ describe("the capability a request names", () => {
     ["Add support for Python 3.12", "Python 3.12"],
     ["I'd really like a web clipper for Chrome, please add one.", "web clipper for Chrome"],
     ["Please fix this", null],
+    ["It would be nice to be able to filter by date", "filter by date"],
+    ["Possibility to export the view state", "export the view state"],
+    ["I want to get the", null],
   ] as const)("%s", (text, capability) => {
     expect(requestedCapability(text)).toBe(capability);
   });
