@@ -19,15 +19,13 @@ export interface ComparisonReading {
 /** A pattern's words in either case at their first letter, and in any case after it ("This", "this", "THIS"). */
 const ci = (pattern: string) => pattern.replace(/\\.|[a-z]/g, (c) => (c.length === 1 ? `[${c}${c.toUpperCase()}]` : c));
 const NAME = String.raw`((?:[A-Z][\w.+#-]*|[a-z]+[A-Z][\w.+#-]*)(?:\s(?:[A-Z0-9][\w.+#-]*))?|"[^"]{2,40}"|\x60[^\x60]{2,40}\x60)`;
-const SELF = ci(String.raw`(?:this|it|that|this one|this app|this tool|this product|this thing|the app|yours|your app|your product)`);
+const SELF = ci("(?:this|it|that|this one|this app|this tool|this product|this thing|the app|yours|your app|your product)");
 const MORE = ci(String.raw`(?:(?:much|way|far|so much|a lot|a bit|slightly|miles|definitely|clearly|still|even)\s+)*`);
 const BETTER = ci(
-  String.raw`(?:better|faster|nicer|cheaper|easier|simpler|smoother|cleaner|superior|more (?:reliable|stable|intuitive|polished|powerful|capable|usable|responsive))`,
+  "(?:better|faster|nicer|cheaper|easier|simpler|smoother|cleaner|superior|more (?:reliable|stable|intuitive|polished|powerful|capable|usable|responsive))",
 );
-const WORSE = ci(
-  String.raw`(?:worse|slower|clunkier|harder|uglier|buggier|pricier|inferior|more (?:expensive|complicated|confusing|buggy|limited))`,
-);
-const BE = ci(String.raw`(?:is|are|was|were|seems|seem|feels|feel|looks|works|runs|'s|’s)`);
+const WORSE = ci("(?:worse|slower|clunkier|harder|uglier|buggier|pricier|inferior|more (?:expensive|complicated|confusing|buggy|limited))");
+const BE = ci("(?:is|are|was|were|seems|seem|feels|feel|looks|works|runs|'s|’s)");
 
 const RIVAL_BETTER = [
   new RegExp(String.raw`${NAME}\s+${BE}?\s*${MORE}${BETTER}\s+than\s+${SELF}\b`),

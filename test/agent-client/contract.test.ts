@@ -197,7 +197,8 @@ describe("analyses", () => {
     const evidence = result.data.evidence as { content_id: string; quote: string; feedback_kind: string | null }[];
     expect(evidence.length).toBeGreaterThan(0);
     // Each quoted original says what kind of feedback it is, as enrichment read it.
-    for (const e of evidence) expect(["bug_report", "feature_request", "question", "praise", "complaint", "other"]).toContain(e.feedback_kind);
+    for (const e of evidence)
+      expect(["bug_report", "feature_request", "question", "praise", "complaint", "other"]).toContain(e.feedback_kind);
     const rows = await h.deps.db.content.findMany({ where: { id: { in: evidence.map((e) => e.content_id) } } });
     for (const e of evidence) expect(rows.find((r) => r.id === e.content_id)?.content).toContain(e.quote);
   });
