@@ -114,16 +114,21 @@ export type ActionRecord = z.infer<typeof ActionRecord>;
 export const ACTION_BASIS =
   "Actions are saved plans derived from findings, not approved decisions; signal_count counts the distinct originals the finding cites, not people.";
 
-export const ActionList = z.object({
-  entity_id: z.string(),
-  mode: z.literal("actions"),
-  object_types: z.array(z.string()),
-  statuses: z.array(z.string()),
-  objects: z.array(ActionRecord),
+/** The paging fields of a list answer: the page's count, the total, the window, where the next page starts, and what the list rests on. */
+export const PAGE_FIELDS = {
   count: z.number().int(),
   total: z.number().int(),
   limit: z.number().int(),
   offset: z.number().int(),
   next_offset: z.number().int().nullable(),
   basis: z.string(),
+};
+
+export const ActionList = z.object({
+  entity_id: z.string(),
+  mode: z.literal("actions"),
+  object_types: z.array(z.string()),
+  statuses: z.array(z.string()),
+  objects: z.array(ActionRecord),
+  ...PAGE_FIELDS,
 });

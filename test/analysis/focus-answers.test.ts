@@ -3,7 +3,7 @@ import { analysisProcessor } from "../../workers/analysis.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { createTenant, storeSources, type Tenant, waitFor } from "./fixtures.js";
-import { listen, openStream } from "./sse-client.js";
+import { listen, runAnalysis } from "./sse-client.js";
 
 /**
  * Focused questions over a corpus of issues and reviews: each question is answered from statements of
@@ -75,17 +75,7 @@ afterAll(async () => {
   await h.close();
 });
 
-async function analyse(question: string, depth = "brief"): Promise<{ status: string; data: Result }> {
-  const stream = await openStream(`${base}/agent/v1/analysis/run`, {
-    method: "POST",
-    token: tenant.token,
-    body: { question, entity_id: tenant.entityId, depth },
-  });
-  await stream.closed;
-  const result = stream.events.at(-1)!;
-  expect(result.event).toBe("result");
-  return result.data as { status: string; data: Result };
-}
+const analyse = (question: string, depth = "brief") => runAnalysis<Result>(base, tenant, question, depth);
 
 const citedKinds = (r: Result) => [...new Set(r.evidence.map((e) => kindOf.get(e.content_id)))];
 

@@ -5,7 +5,7 @@ import { enrichmentProcessor } from "../../workers/enrichment.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { createTenant, storeSources, type Tenant, waitFor } from "./fixtures.js";
 import { NOTES_APP, NOTES_APP_QUESTION } from "./notes-app-corpus.js";
-import { listen, openStream } from "./sse-client.js";
+import { listen, runAnalysis } from "./sse-client.js";
 
 /**
  * The notes-app scenario end to end: twelve posts ingested and enriched, a deep analysis
@@ -49,17 +49,7 @@ afterAll(async () => {
   await h.close();
 });
 
-async function analyse(question: string, depth = "deep"): Promise<{ status: string; data: Result }> {
-  const stream = await openStream(`${base}/agent/v1/analysis/run`, {
-    method: "POST",
-    token: tenant.token,
-    body: { question, entity_id: tenant.entityId, depth },
-  });
-  await stream.closed;
-  const result = stream.events.at(-1)!;
-  expect(result.event).toBe("result");
-  return result.data as { status: string; data: Result };
-}
+const analyse = (question: string, depth = "deep") => runAnalysis<Result>(base, tenant, question, depth);
 
 const postIndex = (contentId: string) => ids.indexOf(contentId);
 const sourcesOf = (i: Insight) => new Set(i.evidence.map((e) => postIndex(e.content_id)));

@@ -130,3 +130,21 @@ export async function openStream(
 
   return { status: res.status, headers: res.headers, events, comments, json: undefined, until, closed, abort: () => controller.abort() };
 }
+
+/** Runs an analysis of one entity through the stream route and answers its terminal `result` event's data. */
+export async function runAnalysis<R>(
+  baseUrl: string,
+  tenant: { token: string; entityId: string },
+  question: string,
+  depth: string,
+): Promise<{ status: string; data: R }> {
+  const stream = await openStream(`${baseUrl}/agent/v1/analysis/run`, {
+    method: "POST",
+    token: tenant.token,
+    body: { question, entity_id: tenant.entityId, depth },
+  });
+  await stream.closed;
+  const result = stream.events.at(-1);
+  if (result?.event !== "result") throw new Error(`the run ended with ${JSON.stringify(result)}`);
+  return result.data as { status: string; data: R };
+}

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { optional, pathId, queryInt, withDefault } from "../../platform/validation.js";
+import { PAGE_FIELDS } from "../schemas.js";
 
 /**
  * Action executions (`/api/sweeps/objects/{object_id}/executions`, `/api/sweeps/executions/{execution_id}`,
@@ -173,10 +174,5 @@ export const EXECUTION_BASIS =
 export const ExecutionList = z.object({
   action_id: z.string(),
   executions: z.array(ExecutionRecord),
-  count: z.number().int(),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
-  next_offset: z.number().int().nullable(),
-  basis: z.string(),
+  ...PAGE_FIELDS,
 });
