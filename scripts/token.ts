@@ -4,7 +4,17 @@ import { configOrExit } from "../src/platform/config.js";
 
 /** `npm run token -- <sub> [ttl-seconds]`: mints a local HS256 bearer for AUTH_JWT_SECRET. */
 const usage = `usage: npm run token -- <sub> [ttl-seconds: a whole number from 1 to ${MAX_LOCAL_TOKEN_TTL_SECONDS}, default 3600]`;
-const [sub, ttlArg] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+if (argv.some((a) => a === "--help" || a === "-h" || a === "help")) {
+  console.log(usage);
+  process.exit(0);
+}
+const unknown = argv.find((a) => /^-[^\d]/.test(a));
+if (unknown !== undefined || argv.length > 2) {
+  console.error(`${unknown !== undefined ? `unknown option '${unknown}'` : "too many arguments"}: ${usage}`);
+  process.exit(2);
+}
+const [sub, ttlArg] = argv;
 if (!sub) {
   console.error(usage);
   process.exit(2);

@@ -3,6 +3,7 @@ import { requeueJob, requeueStalled } from "../collection/requeue.js";
 import { requeueUnenriched } from "../ingest/requeue.js";
 import { requeueLost } from "../jobs/requeue.js";
 import type { AppDeps } from "../platform/deps.js";
+import { whenReady } from "../platform/redis.js";
 import { requeueWebhookDeliveries } from "../webhooks/requeue.js";
 import { isUuid } from "../workspaces/access.js";
 
@@ -12,7 +13,16 @@ import { isUuid } from "../workspaces/access.js";
  * subject (an account, a workspace, an entity, a job) refuses one that does not exist
  * rather than reporting success for nothing.
  */
-type Command = { usage: string; summary: string; run: (deps: AppDeps, args: string[]) => Promise<string> };
+type Command = {
+  usage: string;
+  summary: string;
+  run: (deps: AppDeps, args: string[]) => Promise<string>;
+  /** The command reads or writes the job queue: it waits for Redis first. */
+  queue?: boolean;
+};
+
+/** How long a queue command waits for its Redis connection before judging Redis unavailable. */
+export const QUEUE_READY_TIMEOUT_MS = 5000;
 
 /** A refused command: `exitCode` 2 for wrong usage, 1 for a subject that does not exist. */
 export class AdminCommandError extends Error {
@@ -102,26 +112,31 @@ export const adminCommands: Record<string, Command> = {
     run: grant,
   },
   "requeue-enrichment": {
+    queue: true,
     usage: "requeue-enrichment [entity_id]",
     summary: "queue enrichment again for stored rows (of one entity) that have none",
     run: requeueEnrichment,
   },
   "requeue-stalled": {
+    queue: true,
     usage: "requeue-stalled [older_than_seconds]",
     summary: "re-enqueue collection jobs whose queue entry is gone",
     run: (d, [age]) => requeueStalled(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
   },
   "requeue-lost": {
+    queue: true,
     usage: "requeue-lost [older_than_seconds]",
     summary: "after a Redis loss: re-enqueue every kind of job whose row is queued or running but whose queue entry is gone",
     run: (d, [age]) => requeueLost(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
   },
   "requeue-job": {
+    queue: true,
     usage: "requeue-job <collection_job_id>",
-    summary: "re-enqueue one collection job that is not completed",
+    summary: "re-enqueue one collection job that is not completed, cancelled or partial",
     run: requeueOneJob,
   },
   "requeue-webhooks": {
+    queue: true,
     usage: "requeue-webhooks [older_than_seconds]",
     summary: "queue again every open webhook delivery (pending or retrying) whose queue entry is gone",
     run: (d, [age]) => requeueWebhookDeliveries(d, { olderThanSeconds: age === undefined ? 0 : Math.max(0, Number(age) || 0) }),
@@ -145,5 +160,9 @@ export async function runAdminCommand(deps: AppDeps, argv: string[]): Promise<st
   const [name, ...args] = argv;
   const command = name ? adminCommands[name] : undefined;
   if (!command) throw new AdminCommandError(`${name ? `unknown command '${name}'\n` : ""}${adminHelp()}`, 2);
+  // A process that has just started has not connected yet: waiting is not the same as Redis being down.
+  if (command.queue && !(await whenReady(deps.queues.connection, QUEUE_READY_TIMEOUT_MS))) {
+    throw new AdminCommandError(`the job queue (Redis) did not answer within ${QUEUE_READY_TIMEOUT_MS / 1000} s; nothing was changed`);
+  }
   return command.run(deps, args);
 }

@@ -20,6 +20,10 @@ export async function requeueJob(deps: Deps, jobId: string): Promise<string> {
   const row = await deps.db.collectionJob.findUnique({ where: { id: jobId } });
   if (!row) throw new Error(`no collection job ${jobId}`);
   if (row.status === "completed") return `collection job ${jobId} is completed; nothing to requeue`;
+  // Cancelled and partial are final: a requeue would run what the caller stopped, and send a second end.
+  if (row.status === "cancelled" || row.status === "partial") {
+    return `collection job ${jobId} is ${row.status}, which is final; nothing to requeue (create a new job to collect again)`;
+  }
 
   const queue = deps.queues.get("collection");
   const existing = await queue.getJob(row.queueJobId);

@@ -5,6 +5,7 @@ import { failSync } from "../notes/importer.js";
 import { notesJobId } from "../notes/service.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
+import { whenReady } from "../platform/redis.js";
 import { runJobId } from "../runs/service.js";
 import { requeueWebhookDeliveries } from "../webhooks/requeue.js";
 import { jobIds } from "./ids.js";
@@ -100,7 +101,7 @@ async function failLostSyncs(deps: Deps, olderThan: Date): Promise<string> {
 }
 
 export async function requeueLost(deps: Deps, options: { olderThanSeconds?: number } = {}): Promise<string> {
-  if (deps.queues.connection.status !== "ready") throw new Error("the job queue (Redis) is unavailable; nothing was requeued");
+  if (!(await whenReady(deps.queues.connection, 5000))) throw new Error("the job queue (Redis) is unavailable; nothing was requeued");
   const olderThan = new Date(Date.now() - (options.olderThanSeconds ?? 0) * 1000);
   const lines = [
     await requeueStalled(deps, { olderThanSeconds: options.olderThanSeconds ?? 0 }),

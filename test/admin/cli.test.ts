@@ -101,6 +101,18 @@ describe("npm run admin", () => {
     expect(await h.deps.db.user.count({ where: { sub } })).toBe(0);
   });
 
+  it("requeue-lost and requeue-stalled wait for Redis in a process that has just started, every time", async () => {
+    for (let i = 0; i < 3; i++) {
+      const lost = await admin("requeue-lost");
+      expect(lost.code, lost.stderr).toBe(0);
+      expect(lost.stdout).toMatch(/analyses: checked \d+, requeued \d+/);
+      expect(lost.stderr).not.toMatch(/unavailable/);
+      const stalled = await admin("requeue-stalled");
+      expect(stalled.code, stalled.stderr).toBe(0);
+      expect(stalled.stdout).toMatch(/unfinished collection job/);
+    }
+  });
+
   it("workspace, entity and job commands refuse subjects that do not exist (exit 1)", async () => {
     const missing = randomUUID();
     const credits = await admin("grant-credits", missing, "100");

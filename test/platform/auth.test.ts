@@ -161,6 +161,15 @@ describe("npm run token", () => {
       expect(out.stderr, ttl).toMatch(/ttl .*(invalid|out of range)|invalid ttl/);
       expect(out.stderr, ttl).not.toMatch(/\n\s+at /);
     }
+    // --help prints the usage and no token; an unknown option is refused rather than taken as a subject.
+    const help = run("--help");
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npm run token -- <sub>/);
+    expect(help.stdout).not.toMatch(/eyJ/);
+    const bogus = run("--bogus");
+    expect(bogus.status).toBe(2);
+    expect(bogus.stdout).toBe("");
+    expect(bogus.stderr).toMatch(/unknown option '--bogus'/);
     const ok = run("alice", "60");
     expect(ok.status).toBe(0);
     const [, payload] = ok.stdout.trim().split(".");
