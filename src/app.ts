@@ -15,6 +15,7 @@ import { createMetrics } from "./platform/metrics.js";
 import { createRateLimiter } from "./platform/rate-limit.js";
 import { allRoutes } from "./routes.js";
 import { registerRoutineMetrics } from "./routines/metrics.js";
+import { acceptInvitations } from "./workspaces/members.js";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -22,7 +23,8 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 export function createApp(deps: AppDeps): Express {
   const app = express();
   const { config, logger } = deps;
-  const authenticator = new Authenticator(deps.db, config);
+  // A user signing in with a verified email joins the workspaces that invited it.
+  const authenticator = new Authenticator(deps.db, config, (userId, email) => acceptInvitations(deps.db, userId, email));
   const rateLimiter = createRateLimiter(deps.redis, config.REDIS_PREFIX, config.RATE_LIMIT_PER_MINUTE, logger);
   const metrics = createMetrics(deps.queues, deps.reads);
   registerCollectionMetrics(metrics.registry, deps.db);

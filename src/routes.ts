@@ -25,6 +25,7 @@ import { searchRoutes } from "./search/routes.js";
 import { skillRoutes } from "./skills/routes.js";
 import { sweepRunRoutes } from "./sweeps/routes.js";
 import { webhookRoutes } from "./webhooks/routes.js";
+import { workspaceRoutes } from "./workspaces/routes.js";
 
 /** Every HTTP operation of the service, one list per domain. */
 export function allRoutes(deps: AppDeps): AnyRoute[] {
@@ -52,6 +53,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...runRoutes(deps),
     ...routineRoutes(deps),
     ...creditRoutes(deps),
+    ...workspaceRoutes(deps),
     ...knowledgeRoutes(deps),
     ...webhookRoutes(deps),
   ];

@@ -24,7 +24,7 @@ export interface ScopeInput {
 }
 
 /** Workspace roles that may write knowledge records. Any other role (`viewer`) reads only. */
-export const EDITOR_ROLES: readonly string[] = ["owner", "admin", "editor", "member"];
+export const EDITOR_ROLES: readonly string[] = ["owner", "admin", "editor"];
 
 export const mayEdit = (scope: Pick<KnowledgeScope, "role">) => EDITOR_ROLES.includes(scope.role);
 

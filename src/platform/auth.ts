@@ -173,6 +173,8 @@ export class Authenticator {
   constructor(
     private readonly db: Db,
     config: Config,
+    /** Told, once a minute at most for a subject, of a user signing in with a verified email claim. */
+    private readonly onSignIn?: (userId: string, email: string) => Promise<unknown>,
   ) {
     this.verify = createJwtVerifier(config);
   }
@@ -266,7 +268,11 @@ export class Authenticator {
       if (!rule.bearer) {
         throw new AppError("insufficient_scope", `This operation needs an API key with one of the scopes: ${rule.keys.join(", ")}.`);
       }
+      const remembered = this.users.has(payload.sub);
       ctx = { via: "bearer", user: await this.userForSubject(payload.sub, rule.rawExport === true || rule.userFlags === true) };
+      // A verified email (not marked unverified) accepts the invitations waiting for it.
+      const email = typeof payload.email === "string" && payload.email_verified !== false ? payload.email.trim().toLowerCase() : "";
+      if (!remembered && this.onSignIn && email.length > 0 && email.length <= 320) await this.onSignIn(ctx.user.id, email);
     }
 
     if (rule.rawExport && !ctx.user.rawExportEnabled && !ctx.user.isInternalAgent) {

@@ -124,7 +124,7 @@ beforeAll(async () => {
   actionId = await action("workflow", "acting");
   dismissedActionId = await action("hook", "dismissed");
 
-  ({ token: member, id: memberId } = await joined("member"));
+  ({ token: member, id: memberId } = await joined("editor"));
   ({ token: viewer } = await joined("viewer"));
   stranger = await h.token();
   await signIn(h, stranger);

@@ -49,7 +49,7 @@ describe("roles", () => {
   });
 
   it("a member who may edit writes, and is the record's actor", async () => {
-    const editor = await addMember(h, team, "member");
+    const editor = await addMember(h, team, "editor");
     const created = await createInsight(h, editor.token, insightBody(team));
     expect(created.status).toBe(201);
     expect(created.body.record.actor_id).toBe(editor.userId);

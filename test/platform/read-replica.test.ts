@@ -100,7 +100,7 @@ describe("replica reads", () => {
     expect(first.status).toBe(201);
     expect((await web1.http.get("/api/entities").set(bearer(reader))).status).toBe(200);
     const readerUser = await deps.db.user.findUniqueOrThrow({ where: { sub: readerSub } });
-    await deps.db.workspaceMember.create({ data: { workspaceId: first.body.workspace_id, userId: readerUser.id, role: "member" } });
+    await deps.db.workspaceMember.create({ data: { workspaceId: first.body.workspace_id, userId: readerUser.id, role: "editor" } });
     await pair.waitReplayed();
 
     await pair.pauseReplay(true);
@@ -145,7 +145,7 @@ describe("replica reads", () => {
     expect(first.status).toBe(201);
     expect((await web1.http.get("/api/entities").set(bearer(reader))).status).toBe(200);
     const readerUser = await web1.deps.db.user.findUniqueOrThrow({ where: { sub: readerSub } });
-    await web1.deps.db.workspaceMember.create({ data: { workspaceId: first.body.workspace_id, userId: readerUser.id, role: "member" } });
+    await web1.deps.db.workspaceMember.create({ data: { workspaceId: first.body.workspace_id, userId: readerUser.id, role: "editor" } });
     await pair.waitReplayed();
 
     const word = `zebrafinch${randomUUID().slice(0, 8)}`;

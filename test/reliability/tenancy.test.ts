@@ -222,9 +222,10 @@ describe("tenant isolation", () => {
     const before = await aliceSnapshot();
     let checked = 0;
     for (const route of routes) {
-      // `request_id` in a body is the caller's own idempotency key, not a reference to a resource.
+      // `request_id` in a body is the caller's own idempotency key, and `user_id` (a member to add) names a
+      // person who has signed in, not a resource of a tenant.
       const fields = (schema: unknown) =>
-        Object.keys(shapeOf(schema)).filter((k) => (alice.ids[k] && k !== "request_id") || k === "provided_sources");
+        Object.keys(shapeOf(schema)).filter((k) => (alice.ids[k] && k !== "request_id" && k !== "user_id") || k === "provided_sources");
       const bodyFields = fields(route.body);
       const queryFields = fields(route.query);
       if (bodyFields.length + queryFields.length === 0) continue;

@@ -74,6 +74,16 @@ export async function buildWorld(
   // The account exists once its user has made a request; raw export is enabled for it then.
   await runAdminCommand(h.deps, ["enable-raw-export", sub]);
   const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
+  // A colleague who has signed in but belongs to no workspace of this user: someone to add as a member.
+  const colleagueSub = `${sub}-colleague`;
+  await h.http
+    .get("/agent/v1/connection")
+    .set(auth(await h.token(colleagueSub)))
+    .expect(200);
+  const colleague = await h.deps.db.user.findUniqueOrThrow({ where: { sub: colleagueSub } });
+  const ownMembership = await h.deps.db.workspaceMember.findUniqueOrThrow({
+    where: { workspaceId_userId: { workspaceId: onboarding.workspace_id, userId: user.id } },
+  });
   const entityId = onboarding.company.id;
   const skillId = onboarding.research_objectives[0]?.skill_id;
   if (!skillId) throw new Error("onboarding created no skill");
@@ -263,6 +273,8 @@ export async function buildWorld(
     insight_id: [insight.record.id],
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
     endpoint_id: [webhook.id],
+    member_id: [ownMembership.id],
+    user_id: [colleague.id],
   };
   return world;
 }

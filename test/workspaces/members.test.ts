@@ -1,0 +1,203 @@
+import { randomUUID } from "node:crypto";
+import { SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness, randomId, TEST_JWT_SECRET } from "../helpers/harness.js";
+
+/**
+ * Teams: a second person joins a workspace (by user id, or by an email invitation accepted at first
+ * sign-in), roles decide who reads and who writes, removal takes effect on the next request, and a
+ * workspace always keeps one owner. Real HTTP, PostgreSQL and Redis.
+ */
+let h: Harness;
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+/** A bearer whose verified claims carry an email, as an identity provider's do. */
+const tokenWithEmail = (sub: string, email: string) =>
+  new SignJWT({ email, email_verified: true })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+
+/** A signed-in person: their bearer and user id. */
+async function person(): Promise<{ token: string; userId: string }> {
+  const sub = randomId("person-");
+  const token = await h.token(sub);
+  await h.http.get("/agent/v1/connection").set(auth(token)).expect(200);
+  return { token, userId: (await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).id };
+}
+
+/** An owner with a workspace and an entity in it. */
+async function team() {
+  const owner = await person();
+  const entity = await h.http
+    .post("/api/entities")
+    .set(auth(owner.token))
+    .send({ name: `Acme ${randomId()}` })
+    .expect(201);
+  return { owner, workspaceId: entity.body.workspace_id as string, entityId: entity.body.id as string };
+}
+
+const members = (token: string, workspaceId: string) => h.http.get(`/api/workspaces/${workspaceId}/members`).set(auth(token));
+const add = (token: string, workspaceId: string, body: object) =>
+  h.http.post(`/api/workspaces/${workspaceId}/members`).set(auth(token)).send(body);
+const patch = (token: string, workspaceId: string, memberId: string, role: string) =>
+  h.http.patch(`/api/workspaces/${workspaceId}/members/${memberId}`).set(auth(token)).send({ role });
+const remove = (token: string, workspaceId: string, memberId: string) =>
+  h.http.delete(`/api/workspaces/${workspaceId}/members/${memberId}`).set(auth(token));
+const memberIdOf = async (workspaceId: string, userId: string) =>
+  (await h.deps.db.workspaceMember.findUniqueOrThrow({ where: { workspaceId_userId: { workspaceId, userId } } })).id;
+
+describe("joining a workspace", () => {
+  it("lists the caller's workspaces with the caller's role", async () => {
+    const { owner, workspaceId } = await team();
+    const res = await h.http.get("/api/workspaces").set(auth(owner.token)).expect(200);
+    expect(res.body.workspaces).toEqual([expect.objectContaining({ id: workspaceId, role: "owner" })]);
+  });
+
+  it("invites by email; the invitation becomes a membership when that person first signs in", async () => {
+    const { owner, workspaceId, entityId } = await team();
+    const email = `${randomId("new-")}@example.com`;
+    const invited = await add(owner.token, workspaceId, { email: email.toUpperCase(), role: "editor" });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toMatchObject({ user_id: null, email, role: "editor", status: "invited", added_by: owner.userId });
+    expect((await add(owner.token, workspaceId, { email, role: "viewer" })).status).toBe(409);
+
+    // First sign-in with a verified email claim: the member reads the workspace's entity at once.
+    const sub = randomId("invitee-");
+    const token = await tokenWithEmail(sub, email);
+    expect((await h.http.get(`/api/entities/${entityId}`).set(auth(token))).status).toBe(200);
+    const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
+    const listed = await members(owner.token, workspaceId).expect(200);
+    expect(listed.body.members).toEqual([
+      expect.objectContaining({ user_id: owner.userId, role: "owner", status: "active" }),
+      expect.objectContaining({ user_id: user.id, email, role: "editor", status: "active", added_by: owner.userId }),
+    ]);
+    const audit = await h.http.get(`/api/workspaces/${workspaceId}/audit`).set(auth(owner.token)).expect(200);
+    expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual(["member.joined", "member.invited"]);
+  });
+
+  it("adds a signed-in user by id; a user id that never signed in is a 404, and half a body a 422", async () => {
+    const { owner, workspaceId } = await team();
+    const colleague = await person();
+    const added = await add(owner.token, workspaceId, { user_id: colleague.userId, role: "viewer" });
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({ user_id: colleague.userId, role: "viewer", status: "active" });
+    expect((await add(owner.token, workspaceId, { user_id: colleague.userId, role: "editor" })).status).toBe(409);
+    const unknown = await add(owner.token, workspaceId, { user_id: randomUUID(), role: "viewer" });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: "not_found", detail: "User was not found." });
+    const both = await add(owner.token, workspaceId, { user_id: colleague.userId, email: "a@example.com", role: "viewer" });
+    expect(both.status).toBe(422);
+    expect(both.body.detail[0]).toMatchObject({ loc: ["body", "user_id"] });
+    expect((await add(owner.token, workspaceId, { email: "x@example.com", role: "boss" })).status).toBe(422);
+  });
+});
+
+describe("roles", () => {
+  it("lets a viewer read and not write, an editor write, and only admins manage members", async () => {
+    const { owner, workspaceId, entityId } = await team();
+    const viewer = await person();
+    const editor = await person();
+    const stranger = await person();
+    await add(owner.token, workspaceId, { user_id: viewer.userId, role: "viewer" }).expect(201);
+    await add(owner.token, workspaceId, { user_id: editor.userId, role: "editor" }).expect(201);
+
+    expect((await members(viewer.token, workspaceId)).status).toBe(200);
+    expect((await members(stranger.token, workspaceId)).status).toBe(404);
+    const stored = await h.http
+      .post("/agent/v1/ingest/content")
+      .set(auth(owner.token))
+      .send({
+        entity_id: entityId,
+        sources: [{ id: "r1", platform: "reddit", url: "https://example.com/r1", content: "The pricing page is confusing." }],
+      })
+      .expect(200);
+    const insight = {
+      entity_id: entityId,
+      request_id: randomUUID(),
+      expected_revision: 0,
+      title: "Pricing",
+      summary: "A buyer finds the pricing page confusing.",
+      evidence: [{ content_id: stored.body.content_ids[0], quote: "pricing page is confusing", relation: "supports" }],
+    };
+    expect((await h.http.post("/agent/v1/knowledge/insights").set(auth(viewer.token)).send(insight)).status).toBe(403);
+    expect(
+      (
+        await h.http
+          .post("/agent/v1/knowledge/insights")
+          .set(auth(editor.token))
+          .send({ ...insight, request_id: randomUUID() })
+      ).status,
+    ).toBe(201);
+
+    const third = await person();
+    expect((await add(editor.token, workspaceId, { user_id: third.userId, role: "viewer" })).status).toBe(403);
+    expect((await add(viewer.token, workspaceId, { user_id: third.userId, role: "viewer" })).status).toBe(403);
+    expect((await h.http.get(`/api/workspaces/${workspaceId}/audit`).set(auth(editor.token))).status).toBe(403);
+    expect((await h.http.get(`/api/workspaces/${workspaceId}/audit`).set(auth(stranger.token))).status).toBe(404);
+
+    // An admin manages members but grants no ownership.
+    await patch(owner.token, workspaceId, await memberIdOf(workspaceId, editor.userId), "admin").expect(200);
+    expect((await add(editor.token, workspaceId, { user_id: third.userId, role: "viewer" })).status).toBe(201);
+    const viewerId = await memberIdOf(workspaceId, viewer.userId);
+    expect((await patch(editor.token, workspaceId, viewerId, "owner")).status).toBe(403);
+    expect((await patch(editor.token, workspaceId, await memberIdOf(workspaceId, owner.userId), "viewer")).status).toBe(403);
+    expect((await patch(editor.token, workspaceId, viewerId, "editor")).body).toMatchObject({ role: "editor" });
+  });
+});
+
+describe("removal and the last owner", () => {
+  it("ends a removed member's access on the next request, for a bearer just used and for their keys", async () => {
+    const { owner, workspaceId, entityId } = await team();
+    const member = await person();
+    await add(owner.token, workspaceId, { user_id: member.userId, role: "editor" }).expect(201);
+    const key = await h.http
+      .post("/api/user/keys")
+      .set(auth(member.token))
+      .send({ name: "agent", scopes: ["*"] })
+      .expect(201);
+    const apiKey = key.body.raw_key as string;
+    expect((await h.http.get(`/api/entities/${entityId}`).set(auth(member.token))).status).toBe(200);
+    expect((await h.http.get(`/api/entities/${entityId}`).set(auth(apiKey))).status).toBe(200);
+
+    await remove(owner.token, workspaceId, await memberIdOf(workspaceId, member.userId)).expect(204);
+    expect((await h.http.get(`/api/entities/${entityId}`).set(auth(member.token))).status).toBe(404);
+    expect((await h.http.get(`/api/entities/${entityId}`).set(auth(apiKey))).status).toBe(404);
+    expect((await members(member.token, workspaceId)).status).toBe(404);
+    const audit = await h.http.get(`/api/workspaces/${workspaceId}/audit`).set(auth(owner.token)).expect(200);
+    expect(audit.body.entries[0]).toMatchObject({ action: "member.removed", actor_id: owner.userId, detail: { user_id: member.userId } });
+  });
+
+  it("keeps one owner: the last owner can neither leave nor be demoted; a member may leave", async () => {
+    const { owner, workspaceId } = await team();
+    const ownerId = await memberIdOf(workspaceId, owner.userId);
+    expect((await remove(owner.token, workspaceId, ownerId)).status).toBe(409);
+    expect((await patch(owner.token, workspaceId, ownerId, "admin")).status).toBe(409);
+
+    const second = await person();
+    await add(owner.token, workspaceId, { user_id: second.userId, role: "owner" }).expect(201);
+    expect((await patch(owner.token, workspaceId, ownerId, "admin")).body).toMatchObject({ role: "admin" });
+    const leaver = await person();
+    await add(second.token, workspaceId, { user_id: leaver.userId, role: "viewer" }).expect(201);
+    expect((await remove(leaver.token, workspaceId, await memberIdOf(workspaceId, leaver.userId))).status).toBe(204);
+  });
+
+  it("lets only one of two owners demoting each other at once succeed", async () => {
+    const { owner, workspaceId } = await team();
+    const other = await person();
+    await add(owner.token, workspaceId, { user_id: other.userId, role: "owner" }).expect(201);
+    const [a, b] = await Promise.all([
+      patch(owner.token, workspaceId, await memberIdOf(workspaceId, other.userId), "editor"),
+      patch(other.token, workspaceId, await memberIdOf(workspaceId, owner.userId), "editor"),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 403]);
+    expect(await h.deps.db.workspaceMember.count({ where: { workspaceId, role: "owner" } })).toBe(1);
+  });
+});
