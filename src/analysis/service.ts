@@ -1,7 +1,7 @@
 import type { Analysis } from "../generated/prisma/client.js";
 import { type Db, isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { entityForUser, isUuid, projectForUser, visibleWorkspaceIds } from "../workspaces/access.js";
+import { isUuid, projectForUser, visibleWorkspaceIds, writableEntityForUser } from "../workspaces/access.js";
 import { type AnalysisRecord, DEFAULT_SEARCH_MODE, type RunInput } from "./schemas.js";
 
 /**
@@ -34,7 +34,7 @@ export async function startAnalysis(db: Db, userId: string, input: RunInput): Pr
   }
 
   // Every id the request names must be visible to the caller (404 otherwise, never 403).
-  const entity = input.entity_id ? await entityForUser(db, userId, input.entity_id) : null;
+  const entity = input.entity_id ? await writableEntityForUser(db, userId, input.entity_id, "start analyses") : null;
   const project = input.project_id ? await projectForUser(db, userId, input.project_id) : null;
   if (providedSources.length > 0) {
     const workspaces = await visibleWorkspaceIds(db, userId);

@@ -1,7 +1,7 @@
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
-import { entityForUser } from "../workspaces/access.js";
+import { writableEntityForUser } from "../workspaces/access.js";
 import { IngestRequestBody, IngestResponse } from "./schemas.js";
 import { ingestContent } from "./service.js";
 
@@ -16,7 +16,7 @@ export const ingestRoutes = (deps: AppDeps) => [
     responses: { 200: { description: "Every original acknowledged, in request order", schema: IngestResponse } },
     handler: async ({ body, auth }) => {
       const { entity_id, ...request } = body;
-      const entity = await entityForUser(deps.db, callerId(auth), entity_id);
+      const entity = await writableEntityForUser(deps.db, callerId(auth), entity_id, "store sources");
       return { body: await ingestContent(deps, { id: entity.id, workspaceId: entity.workspaceId }, request) };
     },
   }),

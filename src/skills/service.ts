@@ -3,7 +3,7 @@ import { SKELETON_WORKFLOW, type Workflow } from "../onboarding/schemas.js";
 import { canonicalJson } from "../platform/canonical.js";
 import type { Db, DbTx, Prisma } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { entityForUser } from "../workspaces/access.js";
+import { entityForUser, writableEntityForUser } from "../workspaces/access.js";
 import type { ExpectedSkill, ReplaceSkillsInput, SkillRecord } from "./schemas.js";
 
 /**
@@ -119,7 +119,7 @@ function matchesExpected(current: SkillRow[], expected: ExpectedSkill[]): boolea
  * answers that set.
  */
 export async function replaceSkills(db: Db, userId: string, entityId: string, input: ReplaceSkillsInput) {
-  const entity = await entityForUser(db, userId, entityId);
+  const entity = await writableEntityForUser(db, userId, entityId, "change skills");
   const desired = input.skills.map((skill, index) => ({
     key: skill.id ?? skill.skill_id,
     title: skill.title,

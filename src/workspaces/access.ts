@@ -1,5 +1,5 @@
 import type { Db, DbTx } from "../platform/db.js";
-import { notFound } from "../platform/errors.js";
+import { AppError, notFound } from "../platform/errors.js";
 
 /**
  * Tenancy: workspaces have members; entities and projects belong to a workspace. A
@@ -45,6 +45,25 @@ export async function entityForUser(db: Db | DbTx, userId: string, entityId: str
     where: { id: entityId, workspace: { members: { some: { userId } } } },
   });
   if (!entity) throw notFound("Entity");
+  return entity;
+}
+
+/** Roles that write in a workspace (a `viewer` reads only). */
+const WRITER_ROLES = ["owner", "admin", "editor"];
+
+/** The entity if the caller may write in its workspace: 404 for a non-member, 403 `forbidden` for a viewer. */
+export async function writableEntityForUser(db: Db | DbTx, userId: string, entityId: string, what: string) {
+  const entity = await entityForUser(db, userId, entityId);
+  const member = await db.workspaceMember.findUnique({
+    where: { workspaceId_userId: { workspaceId: entity.workspaceId, userId } },
+    select: { role: true },
+  });
+  if (!member || !WRITER_ROLES.includes(member.role)) {
+    throw new AppError(
+      "forbidden",
+      `Your role in this workspace (${member?.role ?? "none"}) may read but not ${what}; that takes editor or above.`,
+    );
+  }
   return entity;
 }
 

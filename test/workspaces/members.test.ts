@@ -201,3 +201,43 @@ describe("removal and the last owner", () => {
     expect(await h.deps.db.workspaceMember.count({ where: { workspaceId, role: "owner" } })).toBe(1);
   });
 });
+
+describe("a viewer reads but does not write", () => {
+  it("refuses a viewer's ingest, analysis, skill change and skill run with 403, and lets an editor do them", async () => {
+    const { owner, workspaceId, entityId } = await team();
+    const viewer = await person();
+    await add(owner.token, workspaceId, { user_id: viewer.userId, role: "viewer" }).expect(201);
+    const source = { id: "v1", platform: "reddit", url: "https://example.com/v1", content: "Sync is slow." };
+    const ingest = await h.http
+      .post("/agent/v1/ingest/content")
+      .set(auth(viewer.token))
+      .send({ entity_id: entityId, sources: [source] });
+    expect(ingest.status).toBe(403);
+    expect(ingest.body).toMatchObject({ code: "forbidden" });
+    const analysis = await h.http
+      .post("/agent/v1/analysis/run")
+      .set(auth(viewer.token))
+      .send({ question: "What do people say?", entity_id: entityId });
+    expect(analysis.status).toBe(403);
+    const skills = await h.http.get(`/api/entities/${entityId}/skills`).set(auth(viewer.token)).expect(200);
+    const put = await h.http
+      .put(`/api/entities/${entityId}/skills`)
+      .set(auth(viewer.token))
+      .send({ expected_skills: skills.body.skills, skills: [{ id: "s1", title: "S" }] });
+    expect(put.status).toBe(403);
+    await h.http
+      .put(`/api/entities/${entityId}/skills`)
+      .set(auth(owner.token))
+      .send({ expected_skills: [], skills: [{ id: "s1", title: "S" }] })
+      .expect(200);
+    const run = await h.http
+      .post(`/api/entities/${entityId}/skills/s1/runs`)
+      .set(auth(viewer.token))
+      .set("Idempotency-Key", randomId("run-"))
+      .send({});
+    expect(run.status).toBe(403);
+    // Nothing was stored for the viewer.
+    expect(await h.deps.db.content.count({ where: { entityId } })).toBe(0);
+    expect(await h.deps.db.skill.count({ where: { entityId } })).toBe(1);
+  });
+});
