@@ -74,13 +74,6 @@ export async function buildWorld(
   // The account exists once its user has made a request; raw export is enabled for it then.
   await runAdminCommand(h.deps, ["enable-raw-export", sub]);
   const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
-  // A colleague who has signed in but belongs to no workspace of this user: someone to add as a member.
-  const colleagueSub = `${sub}-colleague`;
-  await h.http
-    .get("/agent/v1/connection")
-    .set(auth(await h.token(colleagueSub)))
-    .expect(200);
-  const colleague = await h.deps.db.user.findUniqueOrThrow({ where: { sub: colleagueSub } });
   const ownMembership = await h.deps.db.workspaceMember.findUniqueOrThrow({
     where: { workspaceId_userId: { workspaceId: onboarding.workspace_id, userId: user.id } },
   });
@@ -273,8 +266,10 @@ export async function buildWorld(
     insight_id: [insight.record.id],
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
     endpoint_id: [webhook.id],
+    // The caller's own membership and user id: routes exercised with them may not demote or remove the
+    // workspace's only owner (409) nor add anyone (already a member: 409), so the world stays as built.
     member_id: [ownMembership.id],
-    user_id: [colleague.id],
+    user_id: [user.id],
   };
   return world;
 }
