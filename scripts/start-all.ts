@@ -1,14 +1,14 @@
 import { spawn } from "node:child_process";
 import { createLogger } from "../src/platform/logger.js";
 import { commandArgv, ROOT, readProcfile } from "./procfile.js";
-import { supervise } from "./supervise.js";
+import { stopOnSignals, supervise } from "./supervise.js";
 
 /**
  * `npm start`: runs the Procfile's `release` (migrations, creating the database if missing), then its
  * `web` and `worker` side by side with the same Node flags as in production, each one Node process
  * started directly (no tsx or npm wrapper in between). A process that exits on its own (a crash) is
  * started again with a growing delay; one that keeps exiting right after starting stops everything
- * (`scripts/supervise.ts`). SIGINT/SIGTERM stop both.
+ * (`scripts/supervise.ts`). SIGINT/SIGTERM stop both, each draining once (see `stopOnSignals`).
  */
 const procfile = readProcfile();
 const argv = (type: string): [string, ...string[]] => {
@@ -30,6 +30,5 @@ const supervision = supervise(
   ]),
   { cwd: ROOT, log: (level, fields, message) => logger[level](fields, message) },
 );
-process.on("SIGINT", () => supervision.stop("SIGINT"));
-process.on("SIGTERM", () => supervision.stop("SIGTERM"));
+stopOnSignals(supervision);
 process.exit(await supervision.done);

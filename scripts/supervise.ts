@@ -59,7 +59,10 @@ export function supervise(commands: Map<string, [string, ...string[]]>, options:
     child.on("error", (err) => log("error", { child: name, err: err.message }, "the process could not be started or signalled"));
     child.on("exit", (code, signal) => {
       running.delete(name);
-      if (stopping) return settleIfIdle();
+      if (stopping) {
+        log(code === 0 ? "info" : "warn", { child: name, code, signal }, "the process stopped");
+        return settleIfIdle();
+      }
       if (code === 0) {
         // Only a shutdown ends a process with 0 (a signal sent to it alone, or to the whole group
         // before this process heard of it): the others stop too.
@@ -85,4 +88,16 @@ export function supervise(commands: Map<string, [string, ...string[]]>, options:
 
   for (const name of commands.keys()) start(name, 0);
   return { stop, done, current: (name) => running.get(name) };
+}
+
+/**
+ * SIGINT and SIGTERM stop every process once, with the same signal. A terminal's Ctrl-C (or a
+ * platform's SIGTERM to the whole group) has reached the processes already, and the supervisor
+ * cannot tell such a signal from one sent to it alone (`kill <pid>`, a container's PID 1), so it
+ * sends it on either way; the processes take a repeat within 1 s of the first signal as the same
+ * stop (`src/platform/shutdown.ts`), so one signal from outside means one graceful shutdown.
+ */
+export function stopOnSignals(supervision: Supervision): void {
+  process.on("SIGINT", () => supervision.stop("SIGINT"));
+  process.on("SIGTERM", () => supervision.stop("SIGTERM"));
 }

@@ -145,9 +145,13 @@ export async function runPlatform(
     }
   } catch (err) {
     if (err instanceof FenceLost) throw err;
-    // Cancelled: what was stored stays; the platform keeps its progress and the run ends.
-    if (job.cancel.signal.aborted) {
-      await save(p);
+    // Cancelled: what was stored stays; the platform keeps its counts and cursor, stays `cancelled`
+    // (as the cancel left it), and the run ends.
+    if (job.cancel.signal.aborted || err instanceof JobCancelled) {
+      await save(p).catch((saveErr: unknown) => {
+        if (!(saveErr instanceof JobCancelled)) throw saveErr;
+      });
+      if (err instanceof JobCancelled) throw err;
       throw job.cancel.signal.reason instanceof JobCancelled ? job.cancel.signal.reason : new JobCancelled("The collection job");
     }
     const upstream = err instanceof UpstreamError ? err : undefined;
@@ -245,6 +249,12 @@ async function settle(
   // One statement: the fenced progress write, and the coverage record only if the fence held (a run
   // that lost the job records nothing).
   const recorded = await recordCoverageIf(deps.db, entity, coverage, platformProgressUpdate(job.id, job.fence, platform, p));
-  if (!recorded) throw new FenceLost(job.id);
+  if (!recorded) {
+    // The job was cancelled meanwhile (its platform stays `cancelled`, with this run's counts and no
+    // coverage record: JobCancelled), or another run took it over (FenceLost).
+    const unsettled = { ...p, status: "running" as const, coverage_state: null, reason: null, finished_at: null };
+    await savePlatformProgress(deps.db, job.id, job.fence, platform, unsettled);
+    throw new FenceLost(job.id);
+  }
   return "settled";
 }

@@ -1,3 +1,4 @@
+import { JobCancelled } from "../jobs/cancellation.js";
 import { type Db, Prisma } from "../platform/db.js";
 
 /**
@@ -9,8 +10,17 @@ import { type Db, Prisma } from "../platform/db.js";
  * claims the job, and a write whose fence no longer matches is refused. A run that lost
  * its queue lock (its worker stalled or died) can therefore never overwrite the progress
  * of the run that took over.
+ *
+ * A cancel settles every platform that is not final to `cancelled` in the statement that
+ * cancels the job (`CANCEL_PLATFORM_PROGRESS`). A run still going keeps only its counts
+ * and cursor from then on: its writes never move a platform of a cancelled job back to
+ * `running` or on to a settled state.
  */
-export type PlatformRunStatus = "pending" | "running" | "retrying" | "completed" | "blocked" | "failed";
+export const PLATFORM_RUN_STATUSES = ["pending", "running", "retrying", "completed", "blocked", "failed", "cancelled"] as const;
+export type PlatformRunStatus = (typeof PLATFORM_RUN_STATUSES)[number];
+
+/** The platform states no run leaves (a requeue reopens `failed` ones). */
+export const FINAL_PLATFORM_STATUSES = ["completed", "blocked", "failed", "cancelled"] as const satisfies readonly PlatformRunStatus[];
 
 export interface TargetProgress {
   target: string;
@@ -74,7 +84,22 @@ export function readProgress(value: unknown, platforms: string[]): JobProgress {
   return out;
 }
 
-export const isSettled = (p: PlatformProgress) => p.status === "completed" || p.status === "blocked" || p.status === "failed";
+export const isSettled = (p: PlatformProgress) => (FINAL_PLATFORM_STATUSES as readonly string[]).includes(p.status);
+
+/** A timestamptz as a JSON string, as `Date.toISOString()` writes it. */
+const isoJson = (sql: string) => `to_jsonb(to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
+/**
+ * The SET clause a job's cancel adds to its `cancelled` transition (see markCancelled): every
+ * platform of the job whose progress is not final (pending, running, retrying, or not written
+ * yet) becomes `cancelled` with its `finished_at`; counts and cursors stay.
+ */
+export const CANCEL_PLATFORM_PROGRESS = `progress = progress || COALESCE((
+    SELECT jsonb_object_agg(p.platform, COALESCE(progress -> p.platform, '{}'::jsonb)
+      || jsonb_build_object('status', 'cancelled', 'finished_at', ${isoJson("now()")}))
+    FROM unnest(platforms) AS p(platform)
+    WHERE COALESCE(progress -> p.platform ->> 'status', 'pending') NOT IN (${FINAL_PLATFORM_STATUSES.map((s) => `'${s}'`).join(", ")})
+  ), '{}'::jsonb)`;
 
 export class FenceLost extends Error {
   override name = "FenceLost";
@@ -83,14 +108,23 @@ export class FenceLost extends Error {
   }
 }
 
-/** The fenced write of one platform's progress: a statement that returns a row when it applied. */
+/**
+ * The fenced write of one platform's progress: a statement that returns a row when it applied.
+ * It applies only while this run owns the job and the job is running, so a settle (and the
+ * coverage record written with it) never lands on a cancelled job.
+ */
 export const platformProgressUpdate = (jobId: string, fence: number, platform: string, progress: PlatformProgress) => Prisma.sql`
     UPDATE collection_jobs
     SET progress = jsonb_set(progress, ARRAY[${platform}]::text[], ${JSON.stringify(progress)}::jsonb, true), updated_at = now()
-    WHERE id = ${jobId}::uuid AND attempts = ${fence}
+    WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'
     RETURNING 1`;
 
-/** Writes one platform's progress if this run still owns the job. */
+/**
+ * Writes one platform's progress if this run still owns the job. On a job cancelled meanwhile,
+ * the counts and cursor are still written (what the run stored stays accounted for) but the
+ * platform stays `cancelled` with the cancel's `finished_at`, and JobCancelled is thrown.
+ * Throws FenceLost when a newer run has claimed the job (or it left `running` otherwise).
+ */
 export async function savePlatformProgress(
   db: Db,
   jobId: string,
@@ -98,12 +132,26 @@ export async function savePlatformProgress(
   platform: string,
   progress: PlatformProgress,
 ): Promise<void> {
-  const updated = await db.$executeRaw(platformProgressUpdate(jobId, fence, platform, progress));
-  if (updated === 0) throw new FenceLost(jobId);
+  const value = JSON.stringify(progress);
+  const rows = await db.$queryRaw<{ status: string }[]>`
+    UPDATE collection_jobs
+    SET progress = jsonb_set(progress, ARRAY[${platform}]::text[],
+        CASE WHEN status = 'running' THEN ${value}::jsonb
+        ELSE ${value}::jsonb || jsonb_build_object(
+          'status', 'cancelled',
+          'finished_at', COALESCE(NULLIF(progress -> ${platform} -> 'finished_at', 'null'::jsonb), ${Prisma.raw(isoJson("finished_at"))})
+        ) END, true),
+      updated_at = now()
+    WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status IN ('running', 'cancelled')
+    RETURNING status`;
+  if (!rows[0]) throw new FenceLost(jobId);
+  if (rows[0].status === "cancelled") throw new JobCancelled("The collection job");
 }
 
-/** Throws FenceLost when a newer run has claimed the job. */
+/** Throws FenceLost when a newer run has claimed the job, JobCancelled when it was cancelled. */
 export async function assertFence(db: Db, jobId: string, fence: number): Promise<void> {
-  const rows = await db.$queryRaw<{ attempts: number }[]>`SELECT attempts FROM collection_jobs WHERE id = ${jobId}::uuid`;
+  const rows = await db.$queryRaw<{ attempts: number; status: string }[]>`
+    SELECT attempts, status FROM collection_jobs WHERE id = ${jobId}::uuid`;
   if (rows[0]?.attempts !== fence) throw new FenceLost(jobId);
+  if (rows[0].status === "cancelled") throw new JobCancelled("The collection job");
 }

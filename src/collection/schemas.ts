@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { optional, pathId, withDefault } from "../platform/validation.js";
+import { PLATFORM_RUN_STATUSES } from "./progress.js";
 
 /**
  * Collection jobs (spec operation 2) and the older research-job route. Optional fields
@@ -51,7 +52,7 @@ export type CreateJobResponse = z.infer<typeof CreateJobResponse>;
 const Count = z.number().int();
 
 export const PlatformStatus = z.object({
-  status: z.enum(["pending", "running", "retrying", "completed", "blocked", "failed"]),
+  status: z.enum(PLATFORM_RUN_STATUSES).describe("cancelled: the job was cancelled before this platform settled (counts and cursor kept)"),
   coverage_state: z.string().nullable(),
   reason: z.string().nullable().describe("Why the platform is blocked, or why its coverage is partial"),
   error: z.string().nullable(),

@@ -1,4 +1,5 @@
 import type { Queue } from "bullmq";
+import { CANCEL_PLATFORM_PROGRESS } from "../collection/progress.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { publish } from "../platform/redis.js";
@@ -23,6 +24,15 @@ export const KIND_NAMES: Record<JobKind, string> = {
 type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /**
+ * What a kind's cancel settles besides the row's status, in the same statement: a collection
+ * job's platforms that are not final become `cancelled` (a poll never shows a platform of a
+ * cancelled job as running).
+ */
+const CANCEL_ALSO_SETS: Partial<Record<JobKind, string>> = {
+  collection_job: CANCEL_PLATFORM_PROGRESS,
+};
+
+/**
  * `queued | running → cancelled`, in one statement. `changed` is false when the row had
  * already left those states; `status` is then the state it is in (undefined: no such row).
  */
@@ -33,7 +43,9 @@ export async function markCancelled(
   detail = "cancelled by the caller",
 ): Promise<{ changed: boolean; status: string | undefined }> {
   const updated = await db.$queryRawUnsafe<{ status: string }[]>(
-    `UPDATE ${KIND_TABLES[kind]} SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now()
+    `UPDATE ${KIND_TABLES[kind]} SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now()${
+      CANCEL_ALSO_SETS[kind] ? `, ${CANCEL_ALSO_SETS[kind]}` : ""
+    }
      WHERE id = $1::uuid AND status IN ('queued', 'running') RETURNING status`,
     id,
     detail,

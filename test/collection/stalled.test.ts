@@ -24,6 +24,32 @@ afterAll(async () => {
 
 const get = (jobId: string) => h.http.get(`/agent/v1/ingest/collection/jobs/${jobId}`).set(bearer(token));
 
+// Before any worker runs in this file, so the job is still queued when it is cancelled.
+describe("an operator requeue of a cancelled job", () => {
+  it("requeue-job refuses a cancelled job: cancelled is final", async () => {
+    const entity = await newEntity(h, token, { name: "Stopco" });
+    const created = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "A job its caller stops",
+      platforms: ["twitter"],
+      collection_only: true,
+    });
+    const cancelled = await h.http.post(`/agent/v1/ingest/collection/jobs/${created.body.job_id}/cancel`).set(bearer(token));
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    const row = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
+    const queue = h.deps.queues.get("collection");
+    const before = await queue.getJobState(row.queueJobId);
+    const answer = await runAdminCommand(h.deps, ["requeue-job", created.body.job_id]);
+    expect(answer).toBe(
+      `collection job ${created.body.job_id} is cancelled, which is final; nothing to requeue (create a new job to collect again)`,
+    );
+    // Nothing changed: the row stays cancelled and its queue entry as it was.
+    const after = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
+    expect(after).toMatchObject({ status: "cancelled", updatedAt: row.updatedAt });
+    expect(await queue.getJobState(row.queueJobId)).toBe(before);
+  });
+});
+
 describe("a job whose queue entry vanished", () => {
   it("answers stalled, is re-enqueued by requeue-stalled, then completes from where it was", async () => {
     const entity = await newEntity(h, token, { name: "Lostco" });
@@ -63,29 +89,6 @@ describe("a job whose queue entry vanished", () => {
     expect(done.counts.stored).toBeGreaterThan(0);
 
     expect(await runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).toMatch(/is completed; nothing to requeue/);
-  });
-
-  it("requeue-job refuses a cancelled job: cancelled is final", async () => {
-    const entity = await newEntity(h, token, { name: "Stopco" });
-    const created = await createJob(h, token, {
-      entity_id: entity.id,
-      objective: "A job its caller stops",
-      platforms: ["twitter"],
-      collection_only: true,
-    });
-    const cancelled = await h.http.post(`/agent/v1/ingest/collection/jobs/${created.body.job_id}/cancel`).set(bearer(token));
-    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
-    const row = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
-    const queue = h.deps.queues.get("collection");
-    const before = await queue.getJobState(row.queueJobId);
-    const answer = await runAdminCommand(h.deps, ["requeue-job", created.body.job_id]);
-    expect(answer).toBe(
-      `collection job ${created.body.job_id} is cancelled, which is final; nothing to requeue (create a new job to collect again)`,
-    );
-    // Nothing changed: the row stays cancelled and its queue entry as it was.
-    const after = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
-    expect(after).toMatchObject({ status: "cancelled", updatedAt: row.updatedAt });
-    expect(await queue.getJobState(row.queueJobId)).toBe(before);
   });
 
   it("requeue-job refuses a job the queue still holds and unknown ids", async () => {
