@@ -3,7 +3,7 @@ import type { Config } from "../platform/config.js";
 import type { Db } from "../platform/db.js";
 import { extractiveAnswer } from "./answer.js";
 import { mineAspects } from "./aspect-mining.js";
-import { capabilityModel, type Focus, focusedUnits, focusOf } from "./focus.js";
+import { capabilityModel, focusedUnits, focusOf } from "./focus.js";
 import { llmProse } from "./llm.js";
 import { questionIntent } from "./question.js";
 import { type RetrievedRow, retrieve } from "./retrieval.js";
@@ -77,30 +77,6 @@ function coverage(inScope: Record<string, number>, rows: RetrievedRow[], assembl
   return out;
 }
 
-/** The answer to a focused question that no analysed source answers: said plainly, with no unrelated themes. */
-function nothingAsked(
-  focus: Focus,
-  analysed: number,
-  covered: ResultData["coverage"],
-  limitations: string[],
-  describe: ResultData["scope"],
-): EngineOutput {
-  return {
-    status: "partial",
-    entityOf: new Map(),
-    data: {
-      answer: `None of the ${plural(analysed, "analysed source")} holds ${focus.noun}, so no themes are listed.`,
-      citations: [],
-      insights: [],
-      evidence: [],
-      coverage: covered,
-      limitations: [...limitations, `The question asks for ${focus.noun}; the analysed sources hold none.`],
-      engine: "extractive",
-      scope: describe,
-    },
-  };
-}
-
 export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Promise<EngineOutput> {
   const limits = DEPTH_LIMITS[request.depth];
   const limitations: string[] = [];
@@ -115,15 +91,20 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
     providedSources: request.providedSources,
   });
 
-  const empty = (reasons: string[], inScope: Record<string, number> = {}): EngineOutput => ({
+  const empty = (
+    reasons: string[],
+    inScope: Record<string, number> = {},
+    answer = "No stored evidence in scope answers this question, so no insight is offered.",
+    analysed: RetrievedRow[] = [],
+  ): EngineOutput => ({
     status: "partial",
     entityOf: new Map(),
     data: {
-      answer: "No stored evidence in scope answers this question, so no insight is offered.",
+      answer,
       citations: [],
       insights: [],
       evidence: [],
-      coverage: coverage(inScope, [], null),
+      coverage: coverage(inScope, analysed, null),
       limitations: [...reasons, ...limitations],
       engine: "extractive",
       scope: scope.describe,
@@ -156,8 +137,14 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const mined = mineAspects(units, entityNames, rows.length);
   // A focused question is answered from the statements of the kind it asks for, and only from them.
   const asked = focus ? focusedUnits(focus, units, rows, mined) : units;
+  // A focused question nothing answers is told so plainly, with no unrelated themes.
   if (focus && asked.length === 0)
-    return nothingAsked(focus, rows.length, coverage(retrieved.inScopeByPlatform, rows, null), limitations, scope.describe);
+    return empty(
+      [`The question asks for ${focus.noun}; the analysed sources hold none.`],
+      retrieved.inScopeByPlatform,
+      `None of the ${plural(rows.length, "analysed source")} holds ${focus.noun}, so no themes are listed.`,
+      rows,
+    );
   const capabilities = focus?.ask === "requests" ? capabilityModel(mined, asked) : null;
   const model = capabilities ?? mined;
   const themes = buildThemes(asked, model, intent);

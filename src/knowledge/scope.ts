@@ -1,6 +1,7 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { AppError } from "../platform/errors.js";
-import { entityForUser, projectForUser } from "../workspaces/access.js";
+import { entityForUser, memberRole, projectForUser } from "../workspaces/access.js";
+import { atLeast } from "../workspaces/roles.js";
 
 /**
  * The scope of a knowledge call: exactly one entity or one project the caller can see.
@@ -24,9 +25,7 @@ export interface ScopeInput {
 }
 
 /** Workspace roles that may write knowledge records. Any other role (`viewer`) reads only. */
-export const EDITOR_ROLES: readonly string[] = ["owner", "admin", "editor"];
-
-export const mayEdit = (scope: Pick<KnowledgeScope, "role">) => EDITOR_ROLES.includes(scope.role);
+export const mayEdit = (scope: Pick<KnowledgeScope, "role">) => atLeast(scope.role, "editor");
 
 /** Neither entity_id nor project_id: the caller must name one. */
 export function scopeRequired(): AppError {
@@ -85,8 +84,7 @@ export async function resolveWritableScope(db: Db | DbTx, userId: string, input:
 }
 
 async function roleIn(db: Db | DbTx, userId: string, workspaceId: string): Promise<string> {
-  const member = await db.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId } }, select: { role: true } });
-  return member?.role ?? "viewer";
+  return (await memberRole(db, userId, workspaceId)) ?? "viewer";
 }
 
 /** The entities whose originals the scope may cite (a project's: its entities now). */

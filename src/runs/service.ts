@@ -8,7 +8,7 @@ import type { Db, DbTx, Prisma } from "../platform/db.js";
 import { AppError, ValidationFailed } from "../platform/errors.js";
 import type { Queues } from "../platform/queues.js";
 import { skillForUser, skillPath } from "../skills/service.js";
-import { entityForUser, writableEntityForUser } from "../workspaces/access.js";
+import { entityForUser, requireWriter } from "../workspaces/access.js";
 import type { CreateRunInput, CreateRunQuery, RunRecord } from "./schemas.js";
 
 /**
@@ -151,8 +151,8 @@ export async function createRun(
   query: CreateRunQuery = { source_mode: undefined },
 ): Promise<{ status: number; body: RunRecord; replayed: boolean }> {
   const { db } = deps;
-  const { skill } = await skillForUser(db, userId, params.entityId, params.skillId);
-  await writableEntityForUser(db, userId, skill.entityId, "run skills");
+  const { entity: skillEntity, skill } = await skillForUser(db, userId, params.entityId, params.skillId);
+  await requireWriter(db, userId, skillEntity.workspaceId, "run skills");
   const explicit =
     input.scope_hash !== undefined && input.max_charge_credits !== undefined
       ? { scope_hash: input.scope_hash, max_charge_credits: input.max_charge_credits }

@@ -1,5 +1,6 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
+import { atLeast } from "./roles.js";
 
 /**
  * Tenancy: workspaces have members; entities and projects belong to a workspace. A
@@ -48,22 +49,27 @@ export async function entityForUser(db: Db | DbTx, userId: string, entityId: str
   return entity;
 }
 
-/** Roles that write in a workspace (a `viewer` reads only). */
-const WRITER_ROLES = ["owner", "admin", "editor"];
+/** The caller's role in a workspace, or null for a non-member. */
+export async function memberRole(db: Db | DbTx, userId: string, workspaceId: string): Promise<string | null> {
+  const member = await db.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId } }, select: { role: true } });
+  return member?.role ?? null;
+}
+
+/** That the caller may write in the workspace: 403 `forbidden` for a viewer (or a non-member). */
+export async function requireWriter(db: Db | DbTx, userId: string, workspaceId: string, what: string): Promise<void> {
+  const role = await memberRole(db, userId, workspaceId);
+  if (role === null || !atLeast(role, "editor")) {
+    throw new AppError(
+      "forbidden",
+      `Your role in this workspace (${role ?? "none"}) may read but not ${what}; that takes editor or above.`,
+    );
+  }
+}
 
 /** The entity if the caller may write in its workspace: 404 for a non-member, 403 `forbidden` for a viewer. */
 export async function writableEntityForUser(db: Db | DbTx, userId: string, entityId: string, what: string) {
   const entity = await entityForUser(db, userId, entityId);
-  const member = await db.workspaceMember.findUnique({
-    where: { workspaceId_userId: { workspaceId: entity.workspaceId, userId } },
-    select: { role: true },
-  });
-  if (!member || !WRITER_ROLES.includes(member.role)) {
-    throw new AppError(
-      "forbidden",
-      `Your role in this workspace (${member?.role ?? "none"}) may read but not ${what}; that takes editor or above.`,
-    );
-  }
+  await requireWriter(db, userId, entity.workspaceId, what);
   return entity;
 }
 

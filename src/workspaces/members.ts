@@ -1,7 +1,7 @@
 import type { Db, DbTx, Prisma } from "../platform/db.js";
 import { isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid } from "./access.js";
+import { isUuid, memberRole } from "./access.js";
 import { atLeast, type Role } from "./roles.js";
 import type { AddMemberInput, MemberRecord } from "./schemas.js";
 
@@ -14,10 +14,9 @@ import type { AddMemberInput, MemberRecord } from "./schemas.js";
 
 /** The caller's role in the workspace; 404 for a non-member (as for an unknown workspace). */
 export async function roleOf(db: Db | DbTx, userId: string, workspaceId: string): Promise<Role> {
-  if (!isUuid(workspaceId)) throw notFound("Workspace");
-  const member = await db.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId } }, select: { role: true } });
-  if (!member) throw notFound("Workspace");
-  return member.role as Role;
+  const role = isUuid(workspaceId) ? await memberRole(db, userId, workspaceId) : null;
+  if (role === null) throw notFound("Workspace");
+  return role as Role;
 }
 
 /** The caller's role, which must be at least `needed`: 403 `forbidden` otherwise, 404 for a non-member. */

@@ -7,7 +7,7 @@ import { createLogger } from "../../src/platform/logger.js";
 import { logRedisErrors, redactUrls } from "../../src/platform/redis-errors.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { freePort, until } from "../reliability/support/processes.js";
-import { type HackerNewsFake, startHackerNews } from "../reliability/support/upstream.js";
+import { type HackerNewsFake, hackerNewsCollector, startHackerNews } from "../reliability/support/upstream.js";
 
 /**
  * Process hygiene with real child processes: a crash (uncaught exception, unhandled
@@ -27,12 +27,7 @@ const children: ChildProcess[] = [];
 beforeAll(async () => {
   hn = await startHackerNews(PER_PAGE, PAGES);
   h = await createHarness({
-    HACKERNEWS_API_URL: hn.url,
-    COLLECTOR_ALLOW_PRIVATE_URLS: "true",
-    COLLECTOR_RETRIES: "0",
-    COLLECTOR_MAX_PAGES: String(PAGES),
-    COLLECTOR_PAGE_SIZE: String(PER_PAGE),
-    COLLECTOR_REQUESTS_PER_SECOND: "1000",
+    ...hackerNewsCollector(hn, PER_PAGE, PAGES),
     WORKER_CONCURRENCY: "2",
     WORKER_STALLED_INTERVAL_MS: "1000",
   });

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { exited, freePort, until, waitForPort } from "../reliability/support/processes.js";
-import { type HackerNewsFake, startHackerNews } from "../reliability/support/upstream.js";
+import { type HackerNewsFake, hackerNewsCollector, startHackerNews } from "../reliability/support/upstream.js";
 
 /**
  * Ctrl-C on `npm start`: the terminal sends SIGINT to every process of the foreground group
@@ -42,12 +42,7 @@ let group: ChildProcess | undefined;
 beforeAll(async () => {
   hn = await startHackerNews(PER_PAGE, PAGES);
   h = await createHarness({
-    HACKERNEWS_API_URL: hn.url,
-    COLLECTOR_ALLOW_PRIVATE_URLS: "true",
-    COLLECTOR_RETRIES: "0",
-    COLLECTOR_MAX_PAGES: String(PAGES),
-    COLLECTOR_PAGE_SIZE: String(PER_PAGE),
-    COLLECTOR_REQUESTS_PER_SECOND: "1000",
+    ...hackerNewsCollector(hn, PER_PAGE, PAGES),
     COLLECTOR_TIMEOUT_MS: "30000",
     // The drain's bound: far longer than the test holds the job.
     WORKER_LOCK_DURATION_MS: "20000",

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { exited, startWorkerProcess, until, type WorkerProcess } from "./support/processes.js";
-import { type HackerNewsFake, startHackerNews } from "./support/upstream.js";
+import { type HackerNewsFake, hackerNewsCollector, startHackerNews } from "./support/upstream.js";
 
 /**
  * A worker process killed mid-job. The worker runs as a real child process (the
@@ -25,12 +25,7 @@ const output = () => workers.map((w) => w.text()).join("");
 beforeAll(async () => {
   hn = await startHackerNews(PER_PAGE, PAGES);
   h = await createHarness({
-    HACKERNEWS_API_URL: hn.url,
-    COLLECTOR_ALLOW_PRIVATE_URLS: "true",
-    COLLECTOR_RETRIES: "0",
-    COLLECTOR_MAX_PAGES: String(PAGES),
-    COLLECTOR_PAGE_SIZE: String(PER_PAGE),
-    COLLECTOR_REQUESTS_PER_SECOND: "1000",
+    ...hackerNewsCollector(hn, PER_PAGE, PAGES),
     WORKER_LOCK_DURATION_MS: "1500",
     WORKER_STALLED_INTERVAL_MS: "1000",
     WORKER_CONCURRENCY: "2",

@@ -18,6 +18,18 @@ export interface HackerNewsFake {
   close: () => Promise<void>;
 }
 
+/** The collector settings that point collection jobs at a fake of `pages` pages of `perPage` stories, fast and without retries. */
+export function hackerNewsCollector(hn: HackerNewsFake, perPage: number, pages: number): Record<string, string> {
+  return {
+    HACKERNEWS_API_URL: hn.url,
+    COLLECTOR_ALLOW_PRIVATE_URLS: "true",
+    COLLECTOR_RETRIES: "0",
+    COLLECTOR_MAX_PAGES: String(pages),
+    COLLECTOR_PAGE_SIZE: String(perPage),
+    COLLECTOR_REQUESTS_PER_SECOND: "1000",
+  };
+}
+
 export async function startHackerNews(storiesPerPage: number, pages = 1): Promise<HackerNewsFake> {
   let holding = false;
   let holdFrom = 0;
