@@ -15,6 +15,7 @@ export const actionRoutes = (deps: AppDeps) => [
     summary: "An entity's actions (saved follow-up plans derived from findings), with their evidence; open and acting by default",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     query: ListActionsQuery,
     responses: {
       200: { description: "A page of actions, oldest first, with next_offset", schema: ActionList },
@@ -28,6 +29,7 @@ export const actionRoutes = (deps: AppDeps) => [
     summary: "Save an action derived from a revision of one of the entity's findings (a saved plan, not an approved decision)",
     tags,
     auth: AUTH.full,
+    role: "editor",
     body: CreateActionBody,
     responses: {
       201: { description: "The action", schema: ActionRecord },
@@ -47,6 +49,7 @@ export const actionRoutes = (deps: AppDeps) => [
     summary: "One action",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: ActionParams,
     responses: {
       200: { description: "The action", schema: ActionRecord },
@@ -60,6 +63,7 @@ export const actionRoutes = (deps: AppDeps) => [
     summary: "Change an action's status, urgency, title, summary or plan",
     tags,
     auth: AUTH.full,
+    role: "editor",
     params: ActionParams,
     body: UpdateActionBody,
     responses: {

@@ -6,7 +6,7 @@ import { parseLastEventId } from "../platform/sse.js";
 import { cancelAnalysis, submitAnalysis } from "./jobs.js";
 import { relayAnalysis } from "./relay.js";
 import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION } from "./schemas.js";
-import { readableAnalysis, toAnalysisRecord } from "./service.js";
+import { cancellableAnalysis, readableAnalysis, toAnalysisRecord } from "./service.js";
 
 const tags = ["analysis"];
 const SSE = "text/event-stream";
@@ -32,6 +32,7 @@ export const analysisRoutes = (deps: AppDeps) => [
     summary: "Start an analysis and stream its progress, evidence and result (SSE)",
     tags,
     auth: AUTH.bearerOnly,
+    role: "editor",
     body: RunBody,
     responses: {
       200: { description: STREAM_DESCRIPTION, contentType: SSE },
@@ -50,6 +51,7 @@ export const analysisRoutes = (deps: AppDeps) => [
     summary: "Read an analysis: its status and, once finished, its result",
     tags,
     auth: AUTH.ingest,
+    role: "viewer",
     params: AnalysisIdParams,
     responses: { 200: { description: "The analysis", schema: AnalysisRecord }, ...readResponses },
     handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await readableAnalysis(deps.db, reader(auth), params.analysis_id)) }),
@@ -64,7 +66,7 @@ export const analysisRoutes = (deps: AppDeps) => [
     what: "The analysis",
     responses: { 403: readResponses[403] },
     cancel: async (params, auth) => {
-      const analysis = await readableAnalysis(deps.db, reader(auth), params.analysis_id);
+      const analysis = await cancellableAnalysis(deps.db, reader(auth), params.analysis_id);
       await cancelAnalysis(deps, analysis.id);
       return toAnalysisRecord(await deps.db.analysis.findUniqueOrThrow({ where: { id: analysis.id } }));
     },
@@ -75,6 +77,7 @@ export const analysisRoutes = (deps: AppDeps) => [
     summary: "Replay an analysis's event stream (SSE) after Last-Event-ID, continuing live while it runs",
     tags,
     auth: AUTH.ingest,
+    role: "viewer",
     params: AnalysisIdParams,
     query: EventsQuery,
     headers: [{ name: "Last-Event-ID", required: false, description: "Resume after this event id (sequence number)" }],

@@ -1,7 +1,7 @@
 import type { Analysis } from "../generated/prisma/client.js";
 import { type Db, isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid, projectForUser, visibleWorkspaceIds, writableEntityForUser } from "../workspaces/access.js";
+import { isMember, isUuid, projectForUser, requireWriter, visibleWorkspaceIds, writableEntityForUser } from "../workspaces/access.js";
 import { type AnalysisRecord, DEFAULT_SEARCH_MODE, type RunInput } from "./schemas.js";
 
 /**
@@ -83,11 +83,28 @@ function reuse(existing: Analysis, input: RunInput, providedSources: string[]): 
   return { analysis: existing, created: false };
 }
 
-/** The analysis if the caller owns it; otherwise 404. */
-export async function analysisForUser(db: Db, userId: string, analysisId: string): Promise<Analysis> {
-  const row = await db.analysis.findFirst({ where: { id: analysisId, userId } });
+/** The workspace an analysis belongs to: its own, else its entity's or project's; null for one that names neither. */
+async function analysisWorkspace(db: Db, row: Analysis): Promise<string | null> {
+  if (row.workspaceId) return row.workspaceId;
+  const owner = row.entityId
+    ? await db.entity.findUnique({ where: { id: row.entityId }, select: { workspaceId: true } })
+    : row.projectId
+      ? await db.project.findUnique({ where: { id: row.projectId }, select: { workspaceId: true } })
+      : null;
+  return owner?.workspaceId ?? null;
+}
+
+/**
+ * The analysis if the caller is a member of its workspace, whoever started it (an analysis of no
+ * workspace, naming neither entity nor project, only for the user who started it); otherwise 404.
+ */
+export async function analysisForUser(db: Db, userId: string, analysisId: string): Promise<{ row: Analysis; workspaceId: string | null }> {
+  const row = isUuid(analysisId) ? await db.analysis.findUnique({ where: { id: analysisId } }) : null;
   if (!row) throw notFound("Analysis");
-  return row;
+  const workspaceId = await analysisWorkspace(db, row);
+  const visible = workspaceId ? await isMember(db, userId, workspaceId) : row.userId === userId;
+  if (!visible) throw notFound("Analysis");
+  return { row, workspaceId };
 }
 
 /** The `request_id` of the analysis a collection job continues into (src/collection/analysis.ts). */
@@ -101,21 +118,42 @@ async function startedByCollectionJob(db: Db, row: Analysis): Promise<boolean> {
   return job !== null && job.userId === row.userId && job.analysisId === row.id;
 }
 
+/** Who reads or cancels an analysis: the user, and whether its credential only ingests (an `ingest` key). */
+export interface AnalysisCaller {
+  userId: string;
+  ingestOnly: boolean;
+}
+
 /**
  * An analysis read (record or event stream). Anyone who may create a collection job may
- * follow the links it hands out, so a caller whose credential only ingests (an `ingest`
- * key) reads the analyses its collection jobs started; every other analysis needs a
- * bearer or a `*` key. Ownership is checked first: another user's analysis is a 404.
+ * follow the links it hands out, so a caller whose credential only ingests reads the
+ * analyses collection jobs started; every other analysis needs a bearer or a `*` key.
+ * Membership is checked first: an analysis outside the caller's workspaces is a 404.
  */
-export async function readableAnalysis(db: Db, caller: { userId: string; ingestOnly: boolean }, analysisId: string): Promise<Analysis> {
-  const row = await analysisForUser(db, caller.userId, analysisId);
-  if (caller.ingestOnly && !(await startedByCollectionJob(db, row))) {
+export async function readableAnalysis(db: Db, caller: AnalysisCaller, analysisId: string): Promise<Analysis> {
+  return (await readableWithWorkspace(db, caller, analysisId)).row;
+}
+
+/**
+ * An analysis the caller may cancel: one it may read, in a workspace where it is an editor or above,
+ * whoever started it (403 `forbidden` for a viewer, before anything changes). An analysis of no
+ * workspace is cancelled by the user who started it.
+ */
+export async function cancellableAnalysis(db: Db, caller: AnalysisCaller, analysisId: string): Promise<Analysis> {
+  const { row, workspaceId } = await readableWithWorkspace(db, caller, analysisId);
+  if (workspaceId) await requireWriter(db, caller.userId, workspaceId, "cancel analyses");
+  return row;
+}
+
+async function readableWithWorkspace(db: Db, caller: AnalysisCaller, analysisId: string) {
+  const found = await analysisForUser(db, caller.userId, analysisId);
+  if (caller.ingestOnly && !(await startedByCollectionJob(db, found.row))) {
     throw new AppError(
       "insufficient_scope",
       "An ingest key reads only the analyses its collection jobs started; this analysis needs a user bearer or a key with the '*' scope.",
     );
   }
-  return row;
+  return found;
 }
 
 export function toAnalysisRecord(row: Analysis): AnalysisRecord {

@@ -29,6 +29,7 @@ export const creditRoutes = (deps: AppDeps) => [
     summary: "A workspace's credit balance and its latest ledger entries",
     tags: ["credits"],
     auth: AUTH.full,
+    role: "viewer",
     params: z.object({ workspace_id: pathId("Workspace") }),
     responses: { 200: { description: "Balance and entries", schema: CreditsResponse } },
     handler: async ({ params, auth }) => {

@@ -12,6 +12,7 @@ export const collectionPlanRoutes = (deps: AppDeps) => [
       "An entity's saved collection scope and one task per platform and target (query, window, last coverage, cursor to resume from); starts nothing",
     tags: ["ingest"],
     auth: AUTH.ingest,
+    role: "viewer",
     query: CollectionPlanQuery,
     responses: {
       200: { description: "The plan", schema: CollectionPlan },

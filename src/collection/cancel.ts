@@ -1,17 +1,20 @@
 import { assertCancelled, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
+import { writableEntityForUser } from "../workspaces/access.js";
 import type { JobStatusResponse } from "./schemas.js";
 import { describeJob, findJobForUser } from "./status.js";
 
 type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /**
- * Cancels one of the caller's collection jobs (any member of the entity's workspace may):
- * a queued job leaves the queue; a running one stops at its next page. What it stored
- * before stays. Cancelling twice answers the same; a finished job is a 409.
+ * Cancels a collection job the caller can see, whoever started it: editors and above of the
+ * entity's workspace may (a viewer gets 403 `forbidden` before anything changes). A queued job
+ * leaves the queue; a running one stops at its next page. What it stored before stays.
+ * Cancelling twice answers the same; a finished job is a 409.
  */
 export async function cancelCollectionJob(deps: Deps, userId: string, jobId: string): Promise<JobStatusResponse> {
   const row = await findJobForUser(deps, userId, jobId);
+  await writableEntityForUser(deps.db, userId, row.entityId, "cancel collection and research jobs");
   assertCancelled("collection_job", await cancelJobRow(deps, row));
   const fresh = await deps.db.collectionJob.findUniqueOrThrow({ where: { id: row.id } });
   return describeJob(deps.config, fresh, null);

@@ -19,6 +19,7 @@ function createRoute(deps: AppDeps, route: JobRoute, path: string, summary: stri
     summary,
     tags,
     auth: AUTH.ingest,
+    role: "editor",
     body: CreateJobBody,
     responses: {
       200: { description: "The job (a replay of the same request answers the same job)", schema: CreateJobResponse },
@@ -48,6 +49,7 @@ function statusRoute(deps: AppDeps, path: string, summary: string) {
     summary,
     tags,
     auth: AUTH.ingest,
+    role: "viewer",
     params: JobIdParams,
     responses: {
       200: { description: "The job's status, progress, counts and coverage per platform", schema: JobStatusResponse },

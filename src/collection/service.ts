@@ -4,12 +4,14 @@ import { submit } from "../jobs/submit.js";
 import type { Db } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid } from "../workspaces/access.js";
+import { writableEntityForUser } from "../workspaces/access.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
 import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
 
 /**
- * Creating a collection job: a durable `collection_jobs` row plus a BullMQ job.
+ * Creating a collection job: a durable `collection_jobs` row plus a BullMQ job. Only editors
+ * and above of the entity's workspace create one: a viewer is a 403 `forbidden`, a non-member
+ * a 404, before anything is written or replayed.
  *
  * One statement inserts the row, checking in the same statement that the caller may see
  * the entity and resolving the default platforms from it. Then the job is enqueued. If
@@ -132,7 +134,7 @@ export async function createCollectionJob(
   userId: string,
   command: CollectionCommand,
 ): Promise<CreateJobResponse> {
-  if (!isUuid(command.entityId)) throw notFound("Entity");
+  await writableEntityForUser(deps.db, userId, command.entityId, "start collection and research jobs");
   const { route, collectionOnly } = command;
   const requested = [...new Set(command.platforms)];
   const key = command.idempotencyKey ?? `auto-${randomUUID()}`;

@@ -30,6 +30,7 @@ export const connectionRoutes = (deps: AppDeps) => [
     summary: "Who the caller is and which scope it acts in (scope_required when an entity or project must be named)",
     tags: ["connection"],
     auth: { bearer: true, keys: ["ingest", "export", "*"], userFlags: true },
+    role: "account",
     query: ConnectionQuery,
     responses: { 200: { description: "Connection", schema: ConnectionResponse } },
     handler: async ({ query, auth }) => {

@@ -26,6 +26,7 @@ export const contextRoutes = (deps: AppDeps) => {
       summary: "Create or replace a page at a stable path of the signed-in user",
       tags,
       auth: AUTH.bearerOnly,
+      role: "account",
       body: SaveBody,
       responses: {
         200: { description: "The stored page; `created` tells creation from replacement", schema: SavedPage },
@@ -39,6 +40,7 @@ export const contextRoutes = (deps: AppDeps) => {
       summary: "Find the signed-in user's pages: keyword and vector rankings fused",
       tags,
       auth: AUTH.bearerOnly,
+      role: "account",
       query: RecallQuery,
       responses: {
         200: { description: "Best matches first", schema: RecallResponse },

@@ -1,7 +1,7 @@
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
-import { entityForUser } from "../workspaces/access.js";
+import { writableEntityForUser } from "../workspaces/access.js";
 import { CoverageRequestBody, CoverageResponse } from "./schemas.js";
 import { recordCoverage } from "./service.js";
 
@@ -12,11 +12,12 @@ export const coverageRoutes = (deps: AppDeps) => [
     summary: "Record what a collector attempted and whether it proved coverage (idempotent per entity, run and collector)",
     tags: ["ingest"],
     auth: AUTH.ingest,
+    role: "editor",
     body: CoverageRequestBody,
     responses: { 200: { description: "The record as stored", schema: CoverageResponse } },
     handler: async ({ body, auth }) => {
       const { entity_id, ...input } = body;
-      const entity = await entityForUser(deps.db, callerId(auth), entity_id);
+      const entity = await writableEntityForUser(deps.db, callerId(auth), entity_id, "record coverage");
       return { body: await recordCoverage(deps.db, { id: entity.id }, input) };
     },
   }),

@@ -14,6 +14,7 @@ export const embedRoutes = (deps: AppDeps) => {
       summary: "Embed a text with the configured embedding model",
       tags: ["embed"],
       auth: AUTH.ingest,
+      role: "account",
       body: EmbedBody,
       responses: {
         200: { description: "The embedding", schema: EmbedResponse },

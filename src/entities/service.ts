@@ -1,7 +1,15 @@
 import type { Prisma } from "../generated/prisma/client.js";
 import type { Db, DbTx } from "../platform/db.js";
 import { notFound, ValidationFailed } from "../platform/errors.js";
-import { entityForUser, isMember, personalWorkspace, projectForUser, visibleWorkspaceIds } from "../workspaces/access.js";
+import {
+  entityForUser,
+  isMember,
+  personalWorkspace,
+  projectForUser,
+  requireWriter,
+  visibleWorkspaceIds,
+  writableEntityForUser,
+} from "../workspaces/access.js";
 import type { CreateEntityInput, EntityKind, EntityRecord, ListEntitiesFilter, UpdateEntityInput } from "./schemas.js";
 
 /**
@@ -66,6 +74,12 @@ export async function getEntity(db: Db, userId: string, entityId: string): Promi
  * (created on first need).
  */
 async function targetWorkspace(db: Db, userId: string, input: { workspace_id?: string; project_id?: string }): Promise<string> {
+  const workspaceId = await namedWorkspace(db, userId, input);
+  await requireWriter(db, userId, workspaceId, "create entities");
+  return workspaceId;
+}
+
+async function namedWorkspace(db: Db, userId: string, input: { workspace_id?: string; project_id?: string }): Promise<string> {
   if (input.workspace_id) {
     if (!(await isMember(db, userId, input.workspace_id))) throw notFound("Workspace");
     return input.workspace_id;
@@ -117,7 +131,7 @@ export async function createEntity(db: Db, userId: string, input: CreateEntityIn
 }
 
 export async function updateEntity(db: Db, userId: string, entityId: string, patch: UpdateEntityInput): Promise<EntityRecord> {
-  const current = await entityForUser(db, userId, entityId);
+  const current = await writableEntityForUser(db, userId, entityId, "change entities");
   if (patch.workspace_id && patch.workspace_id !== current.workspaceId) {
     // Stored evidence carries its workspace; entities do not move between workspaces.
     throw invalid("workspace_id", "An entity cannot move to another workspace.");

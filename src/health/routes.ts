@@ -19,6 +19,7 @@ export const healthRoutes = (deps: AppDeps) => [
     summary: "Service health: version and the state of PostgreSQL and Redis",
     tags: ["health"],
     auth: AUTH.public,
+    role: "public",
     responses: {
       200: { description: "Every dependency answers", schema: HealthResponse },
       503: { description: "A dependency is unavailable", schema: HealthResponse },

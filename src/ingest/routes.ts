@@ -12,6 +12,7 @@ export const ingestRoutes = (deps: AppDeps) => [
     summary: "Store sources and their comments atomically (all or nothing); analysis is a separate step",
     tags: ["ingest"],
     auth: AUTH.ingest,
+    role: "editor",
     body: IngestRequestBody,
     responses: { 200: { description: "Every original acknowledged, in request order", schema: IngestResponse } },
     handler: async ({ body, auth }) => {

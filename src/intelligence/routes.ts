@@ -12,6 +12,7 @@ export const intelligenceRoutes = (deps: AppDeps) => [
       "An entity's readout over a window and the one before it: originals and coverage per platform, themes with polarity and verbatim quotes, changes, competitor gaps; computed from stored opinion units",
     tags: ["intelligence"],
     auth: AUTH.ingest,
+    role: "viewer",
     query: SummaryQuery,
     responses: {
       200: { description: "The summary; every count is of originals, not people", schema: IntelligenceSummary },

@@ -35,6 +35,8 @@ export function cancelRoute<P extends z.ZodType>(spec: {
     description: CANCEL_DESCRIPTION,
     tags: spec.tags,
     auth: spec.auth,
+    // Cancelling is a write: editors and above, whoever started the job.
+    role: "editor",
     params: spec.params,
     responses: {
       200: { description: `${spec.what}, now cancelled (a repeated cancel answers the same)`, schema: spec.schema },

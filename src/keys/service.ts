@@ -1,6 +1,7 @@
 import { type ApiKeyScope, generateApiKey, hashApiKey } from "../platform/auth.js";
 import type { Db } from "../platform/db.js";
 import { notFound } from "../platform/errors.js";
+import { auditForMember } from "../workspaces/audit.js";
 import type { ApiKeyRecord } from "./schemas.js";
 
 /** Scoped API keys: created once (raw value shown once), listed masked, revoked, audited. */
@@ -28,8 +29,13 @@ const toRecord = (row: KeyRow): ApiKeyRecord => ({
 
 export async function createKey(db: Db, userId: string, input: { name: string; scopes: ApiKeyScope[] }) {
   const raw = generateApiKey();
-  const row = await db.apiKey.create({
-    data: { userId, name: input.name, scopes: input.scopes, keyHash: hashApiKey(raw), keyPrefix: raw.slice(0, 12) },
+  const row = await db.$transaction(async (tx) => {
+    const created = await tx.apiKey.create({
+      data: { userId, name: input.name, scopes: input.scopes, keyHash: hashApiKey(raw), keyPrefix: raw.slice(0, 12) },
+    });
+    // A key acts in every workspace of its user: each of them records it.
+    await auditForMember(tx, userId, "key.created", created.id, { name: input.name, scopes: input.scopes, key_prefix: created.keyPrefix });
+    return created;
   });
   return { key: toRecord(row), raw_key: raw };
 }
@@ -49,7 +55,11 @@ async function ownedKey(db: Db, userId: string, keyId: string) {
 export async function revokeKey(db: Db, userId: string, keyId: string) {
   const row = await ownedKey(db, userId, keyId);
   if (!row.isActive) return toRecord(row);
-  const updated = await db.apiKey.update({ where: { id: row.id }, data: { isActive: false, revokedAt: new Date() } });
+  const updated = await db.$transaction(async (tx) => {
+    const revoked = await tx.apiKey.update({ where: { id: row.id }, data: { isActive: false, revokedAt: new Date() } });
+    await auditForMember(tx, userId, "key.revoked", row.id, { name: row.name, key_prefix: row.keyPrefix });
+    return revoked;
+  });
   return toRecord(updated);
 }
 

@@ -14,6 +14,7 @@ export const notesRoutes = (deps: AppDeps) => [
     summary: "Import one bounded page of meeting notes (transcripts become quotable originals; summaries become knowledge)",
     tags,
     auth: AUTH.ingest,
+    role: "editor",
     body: SyncBody,
     responses: {
       200: { description: "The imported page", schema: SyncResult },
@@ -36,6 +37,7 @@ export const notesRoutes = (deps: AppDeps) => [
     summary: "State of a meeting-note import: the imported page, the failure, or still running",
     tags,
     auth: AUTH.ingest,
+    role: "viewer",
     params: SyncStatusParams,
     responses: { 200: { description: "The sync's state", schema: SyncStatus } },
     handler: async ({ params, auth }) => ({ body: await syncStatus(deps, callerId(auth), params.request_id) }),

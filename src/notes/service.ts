@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
+import type { NoteSync } from "../generated/prisma/client.js";
 import { jobIds } from "../jobs/ids.js";
 import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
@@ -8,7 +9,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { AppError, ERROR_CODES, type ErrorCode, notFound } from "../platform/errors.js";
 import { retryAfterHeader } from "../platform/http/retry-after.js";
 import { secretBoxFor } from "../platform/secrets.js";
-import { entityForUser } from "../workspaces/access.js";
+import { requireWriter, writableEntityForUser } from "../workspaces/access.js";
 import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
 
 /**
@@ -38,10 +39,12 @@ function storedFailure(row: { errorCode: string | null; error: string | null; re
   return new AppError(known, row.error ?? "The meeting-note import failed.", { headers: retryAfterHeader(row.retryAfterSeconds) });
 }
 
+/** Starts (or replays) an import into an entity of a workspace where the caller is an editor or above (403 `forbidden` for a viewer). */
 export async function startSync(deps: SyncDeps, userId: string, input: SyncInput): Promise<SyncAnswer> {
+  // A server that cannot seal the key cannot import for anyone: that answer comes first.
   const box = secretBoxFor(deps.config);
   if (!box) throw notConfigured();
-  const entity = await entityForUser(deps.db, userId, input.entity_id);
+  const entity = await writableEntityForUser(deps.db, userId, input.entity_id, "import meeting notes");
   const requestId = input.request_id ?? randomUUID();
   const params: SyncParams = {
     entity_id: entity.id,
@@ -168,28 +171,50 @@ async function readSync(deps: SyncDeps, syncId: string) {
 }
 
 /**
- * Cancels one of the caller's syncs: a queued one leaves the queue (with its sealed
- * credential); a running one stops before it stores its page (the page is one transaction,
- * so nothing of it is kept). Cancelling twice answers the same; a finished sync is a 409.
+ * The sync a request id names for the caller: the caller's own, else the newest one with that
+ * request id into an entity of a workspace the caller is a member of (whoever started it), with
+ * that workspace; 404 when there is none.
+ */
+async function visibleSync(db: AppDeps["db"], userId: string, requestId: string): Promise<{ row: NoteSync; workspaceId: string }> {
+  const found = await db.$queryRaw<{ id: string; workspace_id: string }[]>`
+    SELECT s.id, e.workspace_id FROM note_syncs s
+    JOIN entities e ON e.id = s.entity_id
+    JOIN workspace_members m ON m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid
+    WHERE s.request_id = ${requestId}
+    ORDER BY s.user_id = ${userId}::uuid DESC, s.created_at DESC, s.id
+    LIMIT 1`;
+  const row = found[0] ? await db.noteSync.findUnique({ where: { id: found[0].id } }) : null;
+  if (!found[0] || !row) throw notFound("Meeting-note sync");
+  return { row, workspaceId: found[0].workspace_id };
+}
+
+/**
+ * Cancels a sync the caller can see (see visibleSync), whoever started it: editors and above of
+ * its workspace may (a viewer gets 403 `forbidden` before anything changes). A queued one leaves
+ * the queue (with its sealed credential); a running one stops before it stores its page (the page
+ * is one transaction, so nothing of it is kept). Cancelling twice answers the same; a finished
+ * sync is a 409.
  */
 export async function cancelSync(deps: SyncDeps, userId: string, requestId: string) {
-  const row = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
-  if (!row) throw notFound("Meeting-note sync");
-  await entityForUser(deps.db, userId, row.entityId);
+  const { row, workspaceId } = await visibleSync(deps.db, userId, requestId);
+  await requireWriter(deps.db, userId, workspaceId, "cancel meeting-note imports");
   const outcome = await markCancelled(deps.db, "note_sync", row.id);
   assertCancelled("note_sync", outcome);
   if (outcome.changed) {
-    await removeQueuedEntry(deps.queues.get("notes-sync"), notesJobId(userId, requestId));
+    // The queue job is named after the user who started the sync, not the caller.
+    await removeQueuedEntry(deps.queues.get("notes-sync"), notesJobId(row.userId, requestId));
     await jobEnded(deps, { kind: "note_sync", id: row.id, status: "cancelled", data: { entity_id: row.entityId, request_id: requestId } });
   }
-  return syncStatus(deps, userId, requestId);
+  return describeSync(await deps.db.noteSync.findUniqueOrThrow({ where: { id: row.id } }));
 }
 
-/** The state of one of the caller's syncs; 404 when it is not theirs or its entity is no longer visible. */
+/** The state of a sync the caller can see by its request id (see visibleSync); otherwise 404. */
 export async function syncStatus(deps: Pick<AppDeps, "db">, userId: string, requestId: string) {
-  const row = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
-  if (!row) throw notFound("Meeting-note sync");
-  await entityForUser(deps.db, userId, row.entityId);
+  return describeSync((await visibleSync(deps.db, userId, requestId)).row);
+}
+
+function describeSync(row: NoteSync) {
+  const { requestId } = row;
   if (row.status === "completed") return row.result as unknown as SyncResult;
   if (row.status === "cancelled") {
     return { status: "cancelled" as const, request_id: requestId, entity_id: row.entityId };

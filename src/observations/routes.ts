@@ -11,6 +11,7 @@ export const observationRoutes = (deps: AppDeps) => [
     summary: "Save 1–50 feedback observations as originals of entities in a project's workspace; an identical retry answers the same ids",
     tags: ["ingest"],
     auth: AUTH.ingest,
+    role: "editor",
     body: SubmitObservationsBody,
     responses: {
       200: {

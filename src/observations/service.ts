@@ -10,7 +10,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { ValidationFailed, type ValidationIssue } from "../platform/errors.js";
 import { linkOrEmpty } from "../platform/links.js";
 import { clipCodePoints, codePointLength } from "../platform/text.js";
-import { entityForUser, projectForUser } from "../workspaces/access.js";
+import { entityForUser, projectForUser, requireWriter } from "../workspaces/access.js";
 import { OBSERVATION_COUNT_BASIS, type ObservationItem, type SubmitObservationsInput, type SubmitObservationsResponse } from "./schemas.js";
 
 /**
@@ -118,6 +118,8 @@ async function resolveEntities(db: Db, userId: string, input: SubmitObservations
     }
     entities.push(entity);
   }
+  // Submitting is a write: a viewer is refused before any finding about the observations themselves.
+  if (workspaceId !== null) await requireWriter(db, userId, workspaceId, "submit observations");
   if (issues.length > 0) throw new ValidationFailed(issues);
   return { project, entities, workspaceId: workspaceId as string };
 }

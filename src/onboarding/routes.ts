@@ -11,6 +11,7 @@ export const onboardingRoutes = (deps: AppDeps) => [
     summary: "Create the onboarding workspace (workspace, project, entities, research objectives) in one transaction",
     tags: ["onboarding"],
     auth: AUTH.full,
+    role: "editor",
     body: OnboardingBody,
     responses: {
       201: { description: "Created (a retry with the same request_id and body replays the same answer)", schema: OnboardingResponse },

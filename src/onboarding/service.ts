@@ -2,9 +2,9 @@ import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "../platform/canonical.js";
 import type { Db, DbTx } from "../platform/db.js";
 import { isUniqueViolation, type Prisma } from "../platform/db.js";
-import { AppError, notFound } from "../platform/errors.js";
+import { AppError } from "../platform/errors.js";
 import { skillPath } from "../skills/service.js";
-import { isMember } from "../workspaces/access.js";
+import { requireWriter } from "../workspaces/access.js";
 import type { OnboardingInput, OnboardingResponse } from "./schemas.js";
 
 /**
@@ -73,7 +73,7 @@ async function createAll(tx: DbTx, userId: string, requestId: string, input: Onb
   let workspaceId = input.workspace_id;
   const workspaceCreated = workspaceId === undefined;
   if (workspaceId !== undefined) {
-    if (!(await isMember(tx, userId, workspaceId))) throw notFound("Workspace");
+    await requireWriter(tx, userId, workspaceId, "onboard entities");
   } else {
     const workspace = await tx.workspace.create({ data: { name: input.company.name } });
     await tx.workspaceMember.create({ data: { workspaceId: workspace.id, userId, role: "owner" } });

@@ -14,6 +14,7 @@ export const routineRoutes = (deps: AppDeps) => [
     summary: "Create, change or pause a skill's routine (a run every 24 or 168 hours, each charged at most max_charge_cents)",
     tags,
     auth: AUTH.full,
+    role: "admin",
     params: SkillParams,
     body: RoutineBody,
     responses: {
@@ -31,6 +32,7 @@ export const routineRoutes = (deps: AppDeps) => [
     summary: "A skill's routine with its latest occurrences: the run each started, or why none started",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: SkillParams,
     responses: { 200: { description: "Routine", schema: RoutineDetail } },
     handler: async ({ params, auth }) => ({
@@ -43,6 +45,7 @@ export const routineRoutes = (deps: AppDeps) => [
     summary: "An entity's routines, whether the scheduler is switched on, and when its dispatcher was last seen",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: EntityParams,
     responses: { 200: { description: "Routines", schema: RoutineList } },
     handler: async ({ params, auth }) => ({ body: await listRoutines(deps, callerId(auth), params.entity_id) }),

@@ -2,14 +2,15 @@ import type { Config } from "../platform/config.js";
 import type { Db, DbTx } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
 import { skillForUser } from "../skills/service.js";
-import { entityForUser } from "../workspaces/access.js";
+import { entityForUser, requireRole } from "../workspaces/access.js";
+import { audit } from "../workspaces/audit.js";
 import { firstOccurrence, intervalMs, rescheduled } from "./schedule.js";
 import type { Outcome, RoutineInput, RoutineRecord } from "./schemas.js";
 
 /**
  * Routines: a skill run on a schedule (daily or weekly) with a ceiling on what one run may
  * charge. Configuration is guarded by a revision: 0 creates, and a change names the revision it
- * was based on. Members who may run the skill may configure its routine; every member may read.
+ * was based on. Admins and owners configure routines (recurring paid work); every member reads them.
  * The runs are started by the dispatcher (dispatch.ts) as the member who last configured it.
  */
 export const DISPATCHER_NAME = "routines";
@@ -84,6 +85,8 @@ export async function putRoutine(
 ): Promise<{ status: number; body: RoutineRecord }> {
   const { db, config } = deps;
   const { entity, skill } = await skillForUser(db, userId, params.entityId, params.skillId);
+  // Recurring paid work: admins and owners configure it, before any other check answers.
+  await requireRole(db, userId, entity.workspaceId, "admin", "configure routines");
   if (input.enabled && !config.ROUTINES_ENABLED) {
     throw new AppError(
       "service_unavailable",
@@ -124,6 +127,7 @@ export async function putRoutine(
           updatedBy: userId,
         },
       });
+      await auditRoutine(tx, created, userId, "routine.created");
       return { status: 201, body: toRoutineRecord(created) };
     }
     if (sameSettings(current, input)) return { status: 200, body: toRoutineRecord(current) };
@@ -140,9 +144,21 @@ export async function putRoutine(
         updatedBy: userId,
       },
     });
+    await auditRoutine(tx, updated, userId, "routine.changed");
     return { status: 200, body: toRoutineRecord(updated) };
   });
 }
+
+const auditRoutine = (tx: DbTx, row: RoutineRow & { workspaceId: string }, userId: string, action: string) =>
+  audit(tx, row.workspaceId, userId, action, row.id, {
+    skill_id: row.skillKey,
+    entity_id: row.entityId,
+    enabled: row.enabled,
+    interval_hours: row.intervalHours,
+    source_mode: row.sourceMode,
+    max_charge_cents: row.maxChargeCents,
+    revision: row.revision,
+  });
 
 /**
  * Pausing clears the next occurrence; enabling starts the count again (one interval from now);

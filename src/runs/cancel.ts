@@ -3,6 +3,7 @@ import { cancelJobRow } from "../collection/cancel.js";
 import { assertCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
 import type { AppDeps } from "../platform/deps.js";
+import { requireWriter } from "../workspaces/access.js";
 import { settle } from "./execute.js";
 import type { RunRecord } from "./schemas.js";
 import { getRun, runJobId } from "./service.js";
@@ -12,7 +13,9 @@ import { collectedFrom } from "./steps.js";
  * Cancels a workflow run: it is settled `cancelled` at the cost of the work done (the platforms
  * its finished collection collected; nothing for an analysis that did not finish), never above the
  * approved maximum, and the rest of its reservation is released. Its live child jobs are cancelled
- * with it. Cancelling twice answers the same; a finished run is a 409.
+ * with it. Editors and above of the run's workspace may cancel it, whoever started it (a viewer
+ * gets 403 `forbidden` before anything changes). Cancelling twice answers the same; a finished
+ * run is a 409.
  */
 export async function cancelRun(
   deps: AppDeps,
@@ -21,6 +24,7 @@ export async function cancelRun(
 ): Promise<RunRecord> {
   const record = await getRun(deps.db, userId, params);
   const run = await deps.db.workflowRun.findUniqueOrThrow({ where: { id: record.id } });
+  await requireWriter(deps.db, userId, run.workspaceId, "cancel runs");
   let platforms = 0;
   if (run.collectionJobId) {
     const job = await deps.db.collectionJob.findUnique({ where: { id: run.collectionJobId } });

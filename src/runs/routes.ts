@@ -19,6 +19,7 @@ export const runRoutes = (deps: AppDeps) => [
       "Run a skill under an approved quote (scope_hash + max_charge_credits, or none to approve your latest quote), idempotent on Idempotency-Key",
     tags,
     auth: AUTH.full,
+    role: "editor",
     params: SkillParams,
     query: CreateRunQuery,
     body: CreateRunBody,
@@ -53,6 +54,7 @@ export const runRoutes = (deps: AppDeps) => [
     summary: "A workflow run: status, charges, analysis id",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: RunParams,
     responses: { 200: { description: "Run", schema: RunRecord } },
     handler: async ({ params, auth }) => ({
@@ -76,6 +78,7 @@ export const runRoutes = (deps: AppDeps) => [
     summary: "List an entity's workflow runs, newest first",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: EntityParams,
     query: z.object({}),
     responses: { 200: { description: "Runs", schema: RunList } },

@@ -13,6 +13,7 @@ export const searchRoutes = (deps: AppDeps) => {
       summary: "Search stored public evidence (and configured external providers) without synthesis",
       tags: ["search"],
       auth: AUTH.bearerOnly,
+      role: "account",
       // POST for its body; it writes nothing, so it may read from a replica.
       readOnly: true,
       body: SearchBody,

@@ -30,6 +30,7 @@ export const skillRoutes = (deps: AppDeps) => [
     summary: "Discover the saved workflows (skills) of an entity",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: EntityParams,
     responses: { 200: { description: "Skills", schema: SkillList } },
     handler: async ({ params, auth }) => ({ body: await listSkills(deps.db, callerId(auth), params.entity_id) }),
@@ -40,6 +41,7 @@ export const skillRoutes = (deps: AppDeps) => [
     summary: "Replace the entity's skills (at most five), checked against the set the caller last read",
     tags,
     auth: AUTH.full,
+    role: "editor",
     params: EntityParams,
     body: ReplaceSkillsBody,
     responses: {
@@ -54,6 +56,7 @@ export const skillRoutes = (deps: AppDeps) => [
     summary: "Price a run of a skill: estimate, approved maximum, scope_hash and expiry",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: SkillParams,
     query: QuoteQuery,
     responses: { 200: { description: "Quote", schema: QuoteResponse } },

@@ -13,6 +13,7 @@ export const sweepRunRoutes = (deps: AppDeps) => [
     summary: "Evidence capture: enrich an entity's newly stored originals (embeddings, opinion units); idempotent on the key",
     tags,
     auth: AUTH.ingest,
+    role: "editor",
     body: RunSweepBody,
     responses: {
       200: { description: "The run, finished (completed or failed), with its statistics", schema: SweepRunRecord },
@@ -31,13 +32,14 @@ export const sweepRunRoutes = (deps: AppDeps) => [
   defineRoute({
     method: "get",
     path: "/api/sweeps/runs/:sweep_run_id",
-    summary: "One evidence capture run of the caller: status and statistics",
+    summary: "One evidence capture run of the workspace (whoever started it): status and statistics",
     tags,
     auth: AUTH.ingest,
+    role: "viewer",
     params: SweepRunParams,
     responses: {
       200: { description: "The run", schema: SweepRunRecord },
-      404: { description: "Unknown run, another caller's, or its entity is not visible" },
+      404: { description: "Unknown run, or its entity is not in a workspace of the caller" },
     },
     handler: async ({ params, auth }) => ({ body: await sweepRun(deps, callerId(auth), params.sweep_run_id) }),
   }),

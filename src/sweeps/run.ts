@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { jobIds } from "../jobs/ids.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { entityForUser, isUuid } from "../workspaces/access.js";
+import { isUuid, writableEntityForUser } from "../workspaces/access.js";
 import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepStatistics, type SweepStatus } from "./schemas.js";
 
 /**
@@ -47,12 +47,13 @@ export function toSweepRecord(row: SweepRow): SweepRunRecord {
 
 const finished = (status: string) => status === "completed" || status === "failed";
 
+/** Starts (or replays) a run for an entity of a workspace where the caller is an editor or above (403 `forbidden` for a viewer). */
 export async function startSweep(
   deps: SweepDeps,
   userId: string,
   input: RunSweepInput,
 ): Promise<{ finished: boolean; body: SweepRunRecord }> {
-  const entity = await entityForUser(deps.db, userId, input.entity_id);
+  const entity = await writableEntityForUser(deps.db, userId, input.entity_id, "capture evidence");
   const created = await deps.db.$queryRaw<{ id: string }[]>`
     INSERT INTO sweep_runs (id, user_id, entity_id, idempotency_key, cutoff, statistics)
     VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${input.idempotency_key}, clock_timestamp(),
@@ -116,11 +117,12 @@ async function waitForSweep(deps: SweepDeps, runId: string): Promise<{ finished:
   }
 }
 
-/** One of the caller's runs; 404 when it is not theirs or its entity is no longer visible. */
+/** A run of an entity the caller can see, whoever started it; 404 when the caller is not a member of the entity's workspace. */
 export async function sweepRun(deps: Pick<AppDeps, "db">, userId: string, runId: string): Promise<SweepRunRecord> {
   if (!isUuid(runId)) throw notFound("Sweep run");
-  const row = await deps.db.sweepRun.findFirst({ where: { id: runId, userId } });
-  if (!row) throw notFound("Sweep run");
-  await entityForUser(deps.db, userId, row.entityId);
+  const row = await deps.db.sweepRun.findUnique({ where: { id: runId } });
+  const visible =
+    row !== null && (await deps.db.entity.count({ where: { id: row.entityId, workspace: { members: { some: { userId } } } } })) > 0;
+  if (!row || !visible) throw notFound("Sweep run");
   return toSweepRecord(row);
 }

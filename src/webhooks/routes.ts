@@ -27,6 +27,7 @@ export const webhookRoutes = (deps: AppDeps) => [
       "private URLs, reach a public address.",
     tags,
     auth: AUTH.full,
+    role: "admin",
     params: WorkspaceParams,
     body: CreateEndpointBody,
     responses: {
@@ -44,6 +45,7 @@ export const webhookRoutes = (deps: AppDeps) => [
     summary: "List a workspace's webhook endpoints",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: WorkspaceParams,
     responses: { 200: { description: "Endpoints, oldest first", schema: ListEndpointsResponse } },
     handler: async ({ params, auth }) => ({ body: await listEndpoints(deps, callerId(auth), params.workspace_id) }),
@@ -54,6 +56,7 @@ export const webhookRoutes = (deps: AppDeps) => [
     summary: "Read one webhook endpoint",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: EndpointParams,
     responses: { 200: { description: "The endpoint", schema: EndpointRecord } },
     handler: async ({ params, auth }) => ({
@@ -66,6 +69,7 @@ export const webhookRoutes = (deps: AppDeps) => [
     summary: "List an endpoint's deliveries, newest first",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: EndpointParams,
     query: DeliveriesQuery,
     responses: { 200: { description: "Deliveries", schema: ListDeliveriesResponse } },
@@ -82,6 +86,7 @@ export const webhookRoutes = (deps: AppDeps) => [
     summary: "Delete a webhook endpoint: nothing more is sent to it (deleting it again answers the same)",
     tags,
     auth: AUTH.full,
+    role: "admin",
     params: EndpointParams,
     responses: { 204: { description: "Deleted" } },
     handler: async ({ params, auth }) => {

@@ -3,7 +3,8 @@ import type { JobEventType } from "../jobs/events.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
 import { secretBoxFor } from "../platform/secrets.js";
-import { isMember } from "../workspaces/access.js";
+import { isMember, requireRole } from "../workspaces/access.js";
+import { audit } from "../workspaces/audit.js";
 import type { CreateEndpointInput, DeliveryRecord, DeliveryStatus, EndpointRecord } from "./schemas.js";
 import { generateSecret } from "./signing.js";
 import { assertDeliverable } from "./targets.js";
@@ -52,23 +53,27 @@ export async function createEndpoint(
   workspaceId: string,
   input: CreateEndpointInput,
 ): Promise<EndpointRecord & { secret: string }> {
+  await requireRole(deps.db, userId, workspaceId, "admin", "register webhook endpoints");
   const box = secretBoxFor(deps.config);
   if (!box) throw notConfigured();
-  await assertMember(deps, userId, workspaceId);
   await assertDeliverable(deps.config, input.url);
   const id = randomUUID();
   const secret = generateSecret();
-  const row = await deps.db.webhookEndpoint.create({
-    data: {
-      id,
-      workspaceId,
-      url: input.url,
-      description: input.description ?? null,
-      eventTypes: input.event_types,
-      secretSealed: box.seal(secret, secretBinding(id)),
-      createdBy: userId,
-    },
-    select: ENDPOINT_FIELDS,
+  const row = await deps.db.$transaction(async (tx) => {
+    const created = await tx.webhookEndpoint.create({
+      data: {
+        id,
+        workspaceId,
+        url: input.url,
+        description: input.description ?? null,
+        eventTypes: input.event_types,
+        secretSealed: box.seal(secret, secretBinding(id)),
+        createdBy: userId,
+      },
+      select: ENDPOINT_FIELDS,
+    });
+    await audit(tx, workspaceId, userId, "webhook.created", id, { url: input.url, event_types: input.event_types });
+    return created;
   });
   return { ...endpointRecord(row), secret };
 }
@@ -99,7 +104,7 @@ export async function getEndpoint(deps: Deps, userId: string, workspaceId: strin
  * open deliveries end as failed. Deleting it again answers as the first time did.
  */
 export async function deleteEndpoint(deps: Deps, userId: string, workspaceId: string, endpointId: string): Promise<void> {
-  await assertMember(deps, userId, workspaceId);
+  await requireRole(deps.db, userId, workspaceId, "admin", "delete webhook endpoints");
   const row = await deps.db.webhookEndpoint.findFirst({ where: { id: endpointId, workspaceId }, select: { deletedAt: true } });
   if (!row) throw notFound("Webhook endpoint");
   if (row.deletedAt) return;
@@ -112,6 +117,7 @@ export async function deleteEndpoint(deps: Deps, userId: string, workspaceId: st
       where: { endpointId, status: { in: ["pending", "retrying"] } },
       data: { status: "failed", lastError: ENDPOINT_DELETED, nextAttemptAt: null },
     }),
+    audit(deps.db, workspaceId, userId, "webhook.deleted", endpointId, {}),
   ]);
 }
 

@@ -1,6 +1,6 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { atLeast } from "./roles.js";
+import { atLeast, type Role } from "./roles.js";
 
 /**
  * Tenancy: workspaces have members; entities and projects belong to a workspace. A
@@ -55,15 +55,24 @@ export async function memberRole(db: Db | DbTx, userId: string, workspaceId: str
   return member?.role ?? null;
 }
 
-/** That the caller may write in the workspace: 403 `forbidden` for a viewer (or a non-member). */
+/** The caller's role in the workspace; 404 for a non-member (as for an unknown workspace). */
+export async function roleOf(db: Db | DbTx, userId: string, workspaceId: string): Promise<Role> {
+  const role = isUuid(workspaceId) ? await memberRole(db, userId, workspaceId) : null;
+  if (role === null) throw notFound("Workspace");
+  return role as Role;
+}
+
+/** The caller's role, which must be at least `needed`: 403 `forbidden` otherwise, 404 for a non-member. */
+export async function requireRole(db: Db | DbTx, userId: string, workspaceId: string, needed: Role, what: string): Promise<Role> {
+  const role = await roleOf(db, userId, workspaceId);
+  if (!atLeast(role, needed))
+    throw new AppError("forbidden", `Your role in this workspace (${role}) may not ${what}; that takes ${needed} or above.`);
+  return role;
+}
+
+/** That the caller may write in the workspace: 403 `forbidden` for a viewer, 404 for a non-member. */
 export async function requireWriter(db: Db | DbTx, userId: string, workspaceId: string, what: string): Promise<void> {
-  const role = await memberRole(db, userId, workspaceId);
-  if (role === null || !atLeast(role, "editor")) {
-    throw new AppError(
-      "forbidden",
-      `Your role in this workspace (${role ?? "none"}) may read but not ${what}; that takes editor or above.`,
-    );
-  }
+  await requireRole(db, userId, workspaceId, "editor", what);
 }
 
 /** The entity if the caller may write in its workspace: 404 for a non-member, 403 `forbidden` for a viewer. */

@@ -1,7 +1,8 @@
-import type { Db, DbTx, Prisma } from "../platform/db.js";
+import type { Db, DbTx } from "../platform/db.js";
 import { isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid, memberRole } from "./access.js";
+import { isUuid, requireRole, roleOf } from "./access.js";
+import { audit } from "./audit.js";
 import { atLeast, type Role } from "./roles.js";
 import type { AddMemberInput, MemberRecord } from "./schemas.js";
 
@@ -11,21 +12,6 @@ import type { AddMemberInput, MemberRecord } from "./schemas.js";
  * its last owner can be neither demoted nor removed. Changes to one workspace are serialised, so two
  * concurrent demotions cannot leave it without an owner. Every change is audited.
  */
-
-/** The caller's role in the workspace; 404 for a non-member (as for an unknown workspace). */
-export async function roleOf(db: Db | DbTx, userId: string, workspaceId: string): Promise<Role> {
-  const role = isUuid(workspaceId) ? await memberRole(db, userId, workspaceId) : null;
-  if (role === null) throw notFound("Workspace");
-  return role as Role;
-}
-
-/** The caller's role, which must be at least `needed`: 403 `forbidden` otherwise, 404 for a non-member. */
-export async function requireRole(db: Db | DbTx, userId: string, workspaceId: string, needed: Role, what: string): Promise<Role> {
-  const role = await roleOf(db, userId, workspaceId);
-  if (!atLeast(role, needed))
-    throw new AppError("forbidden", `Your role in this workspace (${role}) may not ${what}; that takes ${needed} or above.`);
-  return role;
-}
 
 export async function listWorkspaces(db: Db, userId: string) {
   const rows = await db.workspaceMember.findMany({
@@ -76,12 +62,6 @@ export async function listMembers(db: Db, userId: string, workspaceId: string) {
   await roleOf(db, userId, workspaceId);
   const list = await members(db, workspaceId);
   return { workspace_id: workspaceId, members: list, count: list.length };
-}
-
-export function audit(tx: DbTx, workspaceId: string, actorId: string | null, action: string, target: string | null, detail: object) {
-  return tx.workspaceAudit.create({
-    data: { workspaceId, actorId, action, target, detail: detail as Prisma.InputJsonValue },
-  });
 }
 
 /** Runs `change` with the workspace's membership locked, after checking the caller's role. */
@@ -200,21 +180,4 @@ export async function acceptInvitations(db: Db, userId: string, email: string): 
     )
     SELECT count(*) AS n FROM logged`;
   return Number(accepted[0]?.n ?? 0);
-}
-
-export async function readAudit(db: Db, userId: string, workspaceId: string, limit = 100) {
-  await requireRole(db, userId, workspaceId, "admin", "read the audit log");
-  const rows = await db.workspaceAudit.findMany({ where: { workspaceId }, orderBy: { id: "desc" }, take: limit });
-  return {
-    workspace_id: workspaceId,
-    entries: rows.map((r) => ({
-      id: r.id.toString(),
-      actor_id: r.actorId,
-      action: r.action,
-      target: r.target,
-      detail: r.detail as Record<string, unknown>,
-      created_at: r.createdAt.toISOString(),
-    })),
-    count: rows.length,
-  };
 }

@@ -1,7 +1,8 @@
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
-import { addMember, changeRole, listMembers, listWorkspaces, readAudit, removeMember } from "./members.js";
+import { readAudit } from "./audit.js";
+import { addMember, changeRole, listMembers, listWorkspaces, removeMember } from "./members.js";
 import {
   AddMemberBody,
   AuditList,
@@ -27,6 +28,7 @@ export const workspaceRoutes = (deps: AppDeps) => [
     summary: "The caller's workspaces, each with the caller's role",
     tags,
     auth: AUTH.full,
+    role: "account",
     responses: { 200: { description: "Workspaces, oldest first", schema: WorkspaceList } },
     handler: async ({ auth }) => ({ body: await listWorkspaces(deps.db, callerId(auth)) }),
   }),
@@ -36,6 +38,7 @@ export const workspaceRoutes = (deps: AppDeps) => [
     summary: "A workspace's members and open invitations (every member reads them)",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: WorkspaceParams,
     responses: { 200: { description: "Members, oldest first, then invitations", schema: MemberList }, 404: notMember },
     handler: async ({ params, auth }) => ({ body: await listMembers(deps.db, callerId(auth), params.workspace_id) }),
@@ -46,6 +49,7 @@ export const workspaceRoutes = (deps: AppDeps) => [
     summary: "Add a member by user id (someone who has signed in), or invite one by email (admins)",
     tags,
     auth: AUTH.full,
+    role: "admin",
     params: WorkspaceParams,
     body: AddMemberBody,
     responses: {
@@ -62,6 +66,7 @@ export const workspaceRoutes = (deps: AppDeps) => [
     summary: "Change a member's role (admins; an owner's role only by an owner; the last owner stays one)",
     tags,
     auth: AUTH.full,
+    role: "admin",
     params: MemberParams,
     body: ChangeRoleBody,
     responses: {
@@ -80,6 +85,7 @@ export const workspaceRoutes = (deps: AppDeps) => [
     summary: "Remove a member or withdraw an invitation (admins; any member may leave; the last owner stays)",
     tags,
     auth: AUTH.full,
+    role: "admin",
     params: MemberParams,
     responses: {
       204: { description: "Removed; their access ends at once" },
@@ -98,6 +104,7 @@ export const workspaceRoutes = (deps: AppDeps) => [
     summary: "Membership and role changes of a workspace, newest first (admins)",
     tags,
     auth: AUTH.full,
+    role: "admin",
     params: WorkspaceParams,
     query: AuditQuery,
     responses: { 200: { description: "Audit entries", schema: AuditList }, 403: forbidden, 404: notMember },

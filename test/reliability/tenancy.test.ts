@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AnyRoute } from "../../src/platform/http/route.js";
 import { allRoutes } from "../../src/routes.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { fillPath, type Known, pathParamNames, sampleValid } from "./support/arbitraries.js";
+import { pathParamNames } from "./support/arbitraries.js";
 import { expectDocumented, expectErrorBody, type Listening, listen, type RawResponse, rawRequest } from "./support/http.js";
-import { buildWorld, WORLD_QUOTE, type World } from "./support/world.js";
+import { callers, type Shaped, sendShaped, shapeOf, validRequest } from "./support/requests.js";
+import { buildWorld, type World, worldSnapshot } from "./support/world.js";
 
 /**
  * Tenant isolation across every route that takes an id, in its path, query or body.
@@ -39,84 +39,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Id-valued request fields, by name (the same names as path parameters). */
-const idNames = (world: World) => Object.keys(world.ids);
-
-function callers(route: AnyRoute, world: World): [string, Record<string, string>][] {
-  if ("public" in route.auth) return [];
-  const out: [string, Record<string, string>][] = [];
-  if (route.auth.bearer) out.push(["bearer", { Authorization: `Bearer ${world.token}` }]);
-  if (route.auth.keys.includes("*")) out.push(["* key", { "X-API-Key": world.keys.all.raw }]);
-  return out;
-}
-
-const known = (world: World): Known =>
-  Object.fromEntries(Object.entries(world.ids).map(([name, values]) => [name, () => fc.constant(values[0])]));
-
-interface Shaped {
-  path: string;
-  query: Record<string, string>;
-  body: Record<string, unknown> | undefined;
-}
-
-const shapeOf = (schema: unknown): Record<string, unknown> =>
-  (schema as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape ?? {};
-
-/** A request valid for the route with every id field set to `world`'s own ids. */
-function validRequest(route: AnyRoute, world: World, params: Record<string, string>): Shaped {
-  const ids = (value: Record<string, unknown>) => {
-    for (const name of idNames(world)) if (name in value) value[name] = world.ids[name]?.[0];
-    if (Array.isArray(value.provided_sources)) value.provided_sources = [{ content_id: world.contentId }];
-    return value;
-  };
-  // Minimal: optional fields that are not ids are left out, so only the ids can fail.
-  const minimal = (schema: { safeParse: (v: unknown) => { success: boolean } }, value: Record<string, unknown>) => {
-    for (const key of Object.keys(value)) {
-      if (idNames(world).includes(key) || key === "provided_sources") continue;
-      const { [key]: _dropped, ...rest } = value;
-      if (schema.safeParse(rest).success) delete value[key];
-    }
-    return value;
-  };
-  const query = route.query ? ids(minimal(route.query, sampleValid<Record<string, unknown>>(route.query, known(world), 11))) : {};
-  const body = route.body ? ids(minimal(route.body, sampleValid<Record<string, unknown>>(route.body, known(world), 11))) : undefined;
-  if (route.path.startsWith("/agent/v1/knowledge/")) knowledgeRequest(route, world, query, body);
-  // Observations name their entity per item too: the world's own, so only the swapped field can fail.
-  if (route.path === "/api/observations/submit" && body) body.observations = [{ content: "An observation", entity_id: world.entityId }];
-  return {
-    path: fillPath(route.path, params),
-    query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])),
-    body,
-  };
-}
-
-/**
- * Knowledge records: a request is valid only in the world record's own scope (its entity), with
- * citations that quote the stored source verbatim and, for a revision, the revision it revises
- * (the world's record is at 1: the first revision sent succeeds, the same request again replays,
- * so each route sends one request id).
- */
-function knowledgeRequest(route: AnyRoute, world: World, query: Record<string, unknown>, body: Record<string, unknown> | undefined) {
-  for (const value of [query, body]) {
-    if (!value || !("entity_id" in shapeOf(route.method === "get" ? route.query : route.body))) continue;
-    delete value.project_id;
-    value.entity_id = world.entityId;
-  }
-  if (!body) return;
-  if (Array.isArray(body.evidence)) body.evidence = [{ content_id: world.contentId, quote: WORLD_QUOTE }];
-  if (route.method === "put") body.expected_revision = 1;
-  body.request_id = `tenancy-${route.method}-${world.sub}`;
-}
-
-function send(route: AnyRoute, req: Shaped, headers: Record<string, string>): Promise<RawResponse> {
-  const qs = new URLSearchParams(req.query).toString();
-  return rawRequest(server.port, {
-    method: route.method.toUpperCase(),
-    path: req.path + (qs ? `?${qs}` : ""),
-    headers: { ...headers, "content-type": "application/json", "idempotency-key": `tenancy-${randomUUID()}` },
-    ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
-  });
-}
+const send = (route: AnyRoute, req: Shaped, headers: Record<string, string>) => sendShaped(server.port, route, req, headers);
 
 function expectNotFound(route: AnyRoute, res: RawResponse, what: string, sent: string[] = []) {
   const where = `${route.method.toUpperCase()} ${route.path} ${what}: ${res.status} ${res.text.slice(0, 300)}`;
@@ -168,22 +91,7 @@ async function expectLikeUnknown(
   expectNothingOfAlice(res, context, [foreign]);
 }
 
-async function aliceSnapshot() {
-  const db = h.deps.db;
-  const [entities, keys, jobs, analyses, runs, content, skills, knowledge] = await Promise.all([
-    db.entity.findMany({ where: { id: { in: alice.entityIds } }, orderBy: { id: "asc" } }),
-    db.apiKey.findMany({ where: { userId: alice.userId }, orderBy: { id: "asc" } }),
-    db.collectionJob.findMany({ where: { userId: alice.userId }, orderBy: { id: "asc" } }),
-    db.analysis.findMany({ where: { userId: alice.userId }, orderBy: { id: "asc" } }),
-    db.workflowRun.findMany({ where: { userId: alice.userId }, orderBy: { id: "asc" } }),
-    db.content.count({ where: { workspaceId: alice.workspaceId } }),
-    db.skill.findMany({ where: { entityId: { in: alice.entityIds } }, orderBy: { id: "asc" } }),
-    db.knowledgeInsight.findMany({ where: { workspaceId: alice.workspaceId }, orderBy: { id: "asc" } }),
-  ]);
-  return JSON.stringify({ entities, keys, jobs, analyses, runs, content, skills, knowledge }, (_k, v) =>
-    typeof v === "bigint" ? String(v) : v,
-  );
-}
+const aliceSnapshot = () => worldSnapshot(h, alice);
 
 describe("tenant isolation", () => {
   it("answers 404 for another user's ids in the path, on every route that takes one", async () => {
@@ -192,7 +100,7 @@ describe("tenant isolation", () => {
     for (const route of routes) {
       const names = pathParamNames(route.path).filter((n) => alice.ids[n]);
       if (names.length === 0) continue;
-      for (const [who, headers] of callers(route, bob)) {
+      for (const [who, headers] of callers(route, bob.token, bob.keys.all.raw)) {
         // Bob's own ids first: the request is otherwise fine.
         const mine = Object.fromEntries(pathParamNames(route.path).map((n) => [n, bob.ids[n]?.[0] ?? "entities"]));
         const control = await send(route, validRequest(route, bob, mine), headers);
@@ -230,7 +138,7 @@ describe("tenant isolation", () => {
       const queryFields = fields(route.query);
       if (bodyFields.length + queryFields.length === 0) continue;
       const params = Object.fromEntries(pathParamNames(route.path).map((n) => [n, bob.ids[n]?.[0] ?? "entities"]));
-      for (const [who, headers] of callers(route, bob)) {
+      for (const [who, headers] of callers(route, bob.token, bob.keys.all.raw)) {
         const control = validRequest(route, bob, params);
         const controlRes = await send(route, control, headers);
         expectDocumented(route, controlRes, `control as ${who}`);

@@ -158,7 +158,7 @@ describe("PUT /api/entities/{entity_id}/skills/{skill_id}/routine", () => {
     // Another member sending the same thing based on revision 0 did not make revision 1: a conflict.
     const other = await h.token();
     await h.http.get("/agent/v1/connection").set(auth(other));
-    await h.deps.db.workspaceMember.create({ data: { workspaceId: ctx.workspaceId, userId: await userIdOf(h, other) } });
+    await h.deps.db.workspaceMember.create({ data: { workspaceId: ctx.workspaceId, userId: await userIdOf(h, other), role: "admin" } });
     const conflict = await putRoutine(h, other, ctx.entityId, skillId, body);
     expect(conflict.status).toBe(409);
   });
@@ -211,7 +211,7 @@ describe("PUT /api/entities/{entity_id}/skills/{skill_id}/routine", () => {
     expect(await h.deps.db.skillRoutine.count({ where: { entityId: ctx.entityId, skillKey: skillId } })).toBe(1);
   });
 
-  it("lets members configure (as they may run), hides the routine from others, and needs a full credential", async () => {
+  it("lets admins configure, editors and viewers only read, hides the routine from others, and needs a full credential", async () => {
     const ctx = await onboardCompany(h);
     const skillId = ctx.skills[0]!.id;
     const body = { enabled: true, interval_hours: 24, source_mode: "saved", max_charge_cents: 100, expected_revision: 0 };
@@ -252,11 +252,22 @@ describe("PUT /api/entities/{entity_id}/skills/{skill_id}/routine", () => {
       .send(body);
     expect(byKey.status).toBe(201);
 
-    // Another member reads it and may change it; the routine then runs as that member.
+    // An editor reads it but may not change it (recurring paid work is an admin's).
+    const editor = await h.token();
+    await h.http.get("/agent/v1/connection").set(auth(editor));
+    await h.deps.db.workspaceMember.create({ data: { workspaceId: ctx.workspaceId, userId: await userIdOf(h, editor), role: "editor" } });
+    const read = await h.http.get(`/api/entities/${ctx.entityId}/skill-routines`).set(auth(editor));
+    expect(read.status).toBe(200);
+    expect(read.body.routines).toHaveLength(1);
+    const refusedEditor = await putRoutine(h, editor, ctx.entityId, skillId, { ...body, max_charge_cents: 150, expected_revision: 1 });
+    expect(refusedEditor.status).toBe(403);
+    expect(refusedEditor.body.code).toBe("forbidden");
+
+    // An admin reads it and may change it; the routine then runs as that member.
     const member = await h.token();
     await h.http.get("/agent/v1/connection").set(auth(member));
     const memberId = await userIdOf(h, member);
-    await h.deps.db.workspaceMember.create({ data: { workspaceId: ctx.workspaceId, userId: memberId } });
+    await h.deps.db.workspaceMember.create({ data: { workspaceId: ctx.workspaceId, userId: memberId, role: "admin" } });
     const listed = await h.http.get(`/api/entities/${ctx.entityId}/skill-routines`).set(auth(member));
     expect(listed.status).toBe(200);
     expect(listed.body.routines).toHaveLength(1);

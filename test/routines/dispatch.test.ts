@@ -252,7 +252,7 @@ describe("routine dispatch", { timeout: 60_000 }, () => {
     const member = await h.token();
     await h.http.get("/agent/v1/connection").set(auth(member));
     const memberId = await userIdOf(h, member);
-    await h.deps.db.workspaceMember.create({ data: { workspaceId: ctx.workspaceId, userId: memberId } });
+    await h.deps.db.workspaceMember.create({ data: { workspaceId: ctx.workspaceId, userId: memberId, role: "admin" } });
     const created = await createRoutine(h, member, ctx.entityId, skillId);
     expect(created.updated_by).toBe(memberId);
     await h.deps.db.workspaceMember.delete({ where: { workspaceId_userId: { workspaceId: ctx.workspaceId, userId: memberId } } });

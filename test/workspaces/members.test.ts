@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, randomId, TEST_JWT_SECRET } from "../helpers/harness.js";
+import { buildWorld } from "../reliability/support/world.js";
 
 /**
  * Teams: a second person joins a workspace (by user id, or by an email invitation accepted at first
@@ -239,5 +240,47 @@ describe("a viewer reads but does not write", () => {
     // Nothing was stored for the viewer.
     expect(await h.deps.db.content.count({ where: { entityId } })).toBe(0);
     expect(await h.deps.db.skill.count({ where: { entityId } })).toBe(1);
+  });
+});
+
+describe("the audit log", () => {
+  it("records keys, webhook endpoints and routines beside membership, for admins only", async () => {
+    const world = await buildWorld(h);
+    const editor = await person();
+    await add(world.token, world.workspaceId, { user_id: editor.userId, role: "editor" }).expect(201);
+    const refused = await h.http.get(`/api/workspaces/${world.workspaceId}/audit`).set(auth(editor.token));
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe("forbidden");
+
+    const res = await h.http.get(`/api/workspaces/${world.workspaceId}/audit?limit=500`).set(auth(world.token)).expect(200);
+    const entries = res.body.entries as { action: string; actor_id: string; target: string; detail: Record<string, unknown> }[];
+    const of = (action: string) => entries.filter((e) => e.action === action);
+    // The world made four keys and revoked one, registered an endpoint and saved a paused routine.
+    expect(
+      of("key.created")
+        .map((e) => e.target)
+        .sort(),
+    ).toEqual(
+      Object.values(world.keys)
+        .map((k) => k.id)
+        .sort(),
+    );
+    expect(of("key.revoked")).toEqual([expect.objectContaining({ actor_id: world.userId, target: world.keys.revoked.id })]);
+    expect(of("webhook.created")).toEqual([
+      expect.objectContaining({
+        target: world.ids.endpoint_id?.[0],
+        detail: expect.objectContaining({ url: "https://hooks.webhooks.invalid/research" }),
+      }),
+    ]);
+    expect(of("routine.created")).toEqual([
+      expect.objectContaining({ actor_id: world.userId, detail: expect.objectContaining({ skill_id: world.skillId, enabled: false }) }),
+    ]);
+    expect(of("member.added")).toEqual([expect.objectContaining({ detail: { user_id: editor.userId, role: "editor" } })]);
+    // No raw key is ever written to the log.
+    for (const key of Object.values(world.keys)) expect(JSON.stringify(entries)).not.toContain(key.raw);
+
+    await h.http.delete(`/api/workspaces/${world.workspaceId}/webhooks/${world.ids.endpoint_id?.[0]}`).set(auth(world.token)).expect(204);
+    const after = await h.http.get(`/api/workspaces/${world.workspaceId}/audit`).set(auth(world.token)).expect(200);
+    expect(after.body.entries[0]).toMatchObject({ action: "webhook.deleted", actor_id: world.userId, target: world.ids.endpoint_id?.[0] });
   });
 });

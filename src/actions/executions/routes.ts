@@ -21,6 +21,7 @@ export const executionRoutes = (deps: AppDeps) => [
     summary: "Record an approved handoff of an action to an executor: the approved steps (approved_for_execution must be true)",
     tags,
     auth: AUTH.full,
+    role: "editor",
     params: ActionParams,
     body: CreateExecutionBody,
     responses: {
@@ -40,6 +41,7 @@ export const executionRoutes = (deps: AppDeps) => [
     summary: "An action's executions, oldest first, with next_offset",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: ActionParams,
     query: ListExecutionsQuery,
     responses: {
@@ -54,6 +56,7 @@ export const executionRoutes = (deps: AppDeps) => [
     summary: "One action execution",
     tags,
     auth: AUTH.full,
+    role: "viewer",
     params: ExecutionParams,
     responses: {
       200: { description: "The execution", schema: ExecutionRecord },
@@ -67,6 +70,7 @@ export const executionRoutes = (deps: AppDeps) => [
     summary: "Move an execution's status forward, report its step results, outcome and metrics, or (an owner or admin) review it",
     tags,
     auth: AUTH.full,
+    role: "editor",
     params: ExecutionParams,
     body: UpdateExecutionBody,
     responses: {

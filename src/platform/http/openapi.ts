@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AnyRoute } from "./route.js";
+import type { AnyRoute, RouteRole } from "./route.js";
 
 /**
  * Builds the OpenAPI 3.1 document from the route table. Request schemas are rendered
@@ -70,6 +70,15 @@ const validationBody = {
   },
 };
 
+/** The route's access rule as one sentence of its description. */
+function roleRule(role: RouteRole): string {
+  if (role === "public") return "**Access:** public, no credential.";
+  if (role === "account") return "**Access:** the caller's own account; no workspace role is checked.";
+  const lower = role === "viewer" ? "" : " A member with a lower role gets 403 `forbidden`;";
+  const outsider = role === "viewer" ? " A non-member gets 404" : " a non-member gets 404";
+  return `**Access:** ${role} or above in the workspace the request touches.${lower}${outsider}, as for an unknown id.`;
+}
+
 export function buildOpenApi(routes: AnyRoute[], info: { version: string; serverUrl?: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
@@ -90,11 +99,16 @@ export function buildOpenApi(routes: AnyRoute[], info: { version: string; server
       description: "Validation error",
       content: { "application/json": { schema: { $ref: "#/components/schemas/ValidationError" } } },
     };
+    if (route.role !== "account" && route.role !== "public" && route.role !== "viewer") {
+      responses["403"] ??= { description: `Your role in the workspace is below ${route.role} (forbidden)` };
+    }
     responses.default = { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
 
+    const rule = roleRule(route.role);
     const operation: Record<string, unknown> = {
       summary: route.summary,
-      ...(route.description ? { description: route.description } : {}),
+      description: route.description ? `${route.description}\n\n${rule}` : rule,
+      "x-required-role": route.role,
       tags: route.tags,
       operationId: `${route.method}_${route.path.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_|_$/g, "")}`,
       parameters: parameters(route),

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from "express";
 import type { z } from "zod";
+import type { Role } from "../../workspaces/roles.js";
 import type { AuthContext, AuthRule } from "../auth.js";
 import { type AppError, notFound, ValidationFailed } from "../errors.js";
 import { parseInput, pathIds } from "../validation.js";
@@ -12,6 +13,14 @@ import { ensureRetryAfter } from "./retry-after.js";
  * table feeds the OpenAPI document, so the description never drifts from the checks.
  */
 export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/**
+ * Who may call a route. A workspace role (src/workspaces/roles.ts) is the least role, in the workspace the
+ * request touches, that the route needs: a member below it gets 403 `forbidden` and a non-member 404, as
+ * for an unknown id. `account` routes act on the caller's own account (keys, saved context, the list of
+ * their workspaces, public-evidence search) and check no role; `public` routes take no credential.
+ */
+export type RouteRole = Role | "account" | "public";
 
 export interface ResponseSpec {
   description: string;
@@ -44,6 +53,8 @@ export interface RouteSpec<B extends z.ZodType = z.ZodType, Q extends z.ZodType 
   description?: string;
   tags: string[];
   auth: AuthRule;
+  /** The role the route needs (enforced by its service, shown in the API description, checked by test/reliability/roles.test.ts). */
+  role: RouteRole;
   body?: B;
   query?: Q;
   params?: P;

@@ -146,6 +146,15 @@ export async function buildWorld(
       .send({ entity_id: entityId, insight_id: insight.record.id, object_type: "pain_point" }),
   );
 
+  // An execution of that action, approved and not yet started.
+  const execution = await ok<{ id: string }>(
+    "execution",
+    await h.http
+      .post(`/api/sweeps/objects/${action.id}/executions`)
+      .set(auth(token))
+      .send({ executor_platform: "agent", approved_for_execution: true, steps: ["Rewrite the pricing page"] }),
+  );
+
   const job = async (route: "collection" | "research") =>
     (
       await ok<{ job_id: string }>(
@@ -263,6 +272,7 @@ export async function buildWorld(
     request_id: [noteRequestId],
     sweep_run_id: [sweepRun.id],
     object_id: [action.id],
+    execution_id: [execution.id],
     insight_id: [insight.record.id],
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
     endpoint_id: [webhook.id],
@@ -282,4 +292,29 @@ export function knownIds(world: World): Known {
   known.key_id = () => fc.constantFrom(world.keys.revoked.id, world.keys.ingest.id);
   known.provided_sources = () => fc.constant([{ content_id: world.contentId }]);
   return known;
+}
+
+/**
+ * Everything of the world's that a refused request must leave as it was: entities, keys, jobs,
+ * analyses, runs, stored content, skills, routines, knowledge records, members and webhook endpoints.
+ */
+export async function worldSnapshot(h: Harness, world: World): Promise<string> {
+  const db = h.deps.db;
+  const workspaceId = world.workspaceId;
+  const [entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints] = await Promise.all([
+    db.entity.findMany({ where: { id: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+    db.apiKey.findMany({ where: { userId: world.userId }, orderBy: { id: "asc" } }),
+    db.collectionJob.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+    db.analysis.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+    db.workflowRun.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+    db.content.count({ where: { workspaceId } }),
+    db.skill.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+    db.skillRoutine.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+    db.knowledgeInsight.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+    db.workspaceMember.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+    db.webhookEndpoint.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+  ]);
+  return JSON.stringify({ entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints }, (_k, v) =>
+    typeof v === "bigint" ? String(v) : v,
+  );
 }
