@@ -38,6 +38,7 @@ export const MIN_SOURCES = 2;
 export interface AnalysisRequest {
   id: string;
   userId: string;
+  workspaceId: string | null;
   question: string;
   searchMode: SearchMode | undefined;
   platforms: string[];
@@ -84,6 +85,7 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   await deps.progress("scope", 0.05);
   const scope = await resolveScope(deps.db, {
     userId: request.userId,
+    workspaceId: request.workspaceId,
     entityId: request.entityId,
     projectId: request.projectId,
     searchMode: request.searchMode,

@@ -103,6 +103,7 @@ async function analyse(
   const request: AnalysisRequest = {
     id: row.id,
     userId: row.userId,
+    workspaceId: row.workspaceId,
     question: row.question,
     searchMode: (row.searchMode ?? undefined) as SearchMode | undefined,
     platforms: row.platforms,

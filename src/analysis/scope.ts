@@ -58,6 +58,8 @@ export function platformFilter(mode: SearchMode | undefined, requested: readonly
 
 export interface ScopeRequest {
   userId: string;
+  /** The analysis's own workspace (its entity's or project's): in scope even for a requester who has left it. */
+  workspaceId: string | null;
   entityId: string | null;
   projectId: string | null;
   searchMode: SearchMode | undefined;
@@ -66,7 +68,9 @@ export interface ScopeRequest {
 }
 
 export async function resolveScope(db: Db, request: ScopeRequest): Promise<AnalysisScope> {
-  const workspaceIds = await visibleWorkspaceIds(db, request.userId);
+  // An analysis that was started goes on after its requester left the workspace: its own stays in scope.
+  const visible = await visibleWorkspaceIds(db, request.userId);
+  const workspaceIds = request.workspaceId && !visible.includes(request.workspaceId) ? [...visible, request.workspaceId] : visible;
   const emptyReasons: string[] = [];
   let entityIds: string[] | null = null;
 

@@ -26,7 +26,16 @@ function sameRequest(row: Analysis, input: RunInput, providedSources: string[]):
   );
 }
 
-export async function startAnalysis(db: Db, userId: string, input: RunInput): Promise<Started> {
+/**
+ * `forRun`: the analysis is a step of a workflow run, authorised when the run started, so it goes on
+ * for a starter who has since left the workspace or lost the editor role (their running work finishes).
+ */
+export async function startAnalysis(
+  db: Db,
+  userId: string,
+  input: RunInput,
+  { forRun = false }: { forRun?: boolean } = {},
+): Promise<Started> {
   const providedSources = [...new Set((input.provided_sources ?? []).map((s) => s.content_id))];
   if (input.request_id) {
     const existing = await db.analysis.findUnique({ where: { userId_requestId: { userId, requestId: input.request_id } } });
@@ -34,7 +43,11 @@ export async function startAnalysis(db: Db, userId: string, input: RunInput): Pr
   }
 
   // Every id the request names must be visible to the caller (404 otherwise, never 403).
-  const entity = input.entity_id ? await writableEntityForUser(db, userId, input.entity_id, "start analyses") : null;
+  const entity = !input.entity_id
+    ? null
+    : forRun
+      ? await db.entity.findUniqueOrThrow({ where: { id: input.entity_id } })
+      : await writableEntityForUser(db, userId, input.entity_id, "start analyses");
   const project = input.project_id ? await projectForUser(db, userId, input.project_id) : null;
   if (providedSources.length > 0) {
     const workspaces = await visibleWorkspaceIds(db, userId);

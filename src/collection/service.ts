@@ -129,12 +129,17 @@ function answer(config: AppDeps["config"], row: JobRow): CreateJobResponse {
   };
 }
 
+/**
+ * `forRun`: the job is a step of a workflow run, authorised when the run started, so it goes on for a
+ * starter who has since left the workspace or lost the editor role (their running work finishes).
+ */
 export async function createCollectionJob(
   deps: Pick<AppDeps, "db" | "queues" | "config">,
   userId: string,
   command: CollectionCommand,
+  { forRun = false }: { forRun?: boolean } = {},
 ): Promise<CreateJobResponse> {
-  await writableEntityForUser(deps.db, userId, command.entityId, "start collection and research jobs");
+  if (!forRun) await writableEntityForUser(deps.db, userId, command.entityId, "start collection and research jobs");
   const { route, collectionOnly } = command;
   const requested = [...new Set(command.platforms)];
   const key = command.idempotencyKey ?? `auto-${randomUUID()}`;
@@ -165,7 +170,7 @@ export async function createCollectionJob(
       ${collectionOnly}, '{}'::jsonb, now()
     FROM entities e
     WHERE e.id = ${command.entityId}::uuid
-      AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid)
+      AND (${forRun} OR EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid))
     ON CONFLICT DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;
 

@@ -6,7 +6,6 @@ import { isPermanent } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { toError } from "../platform/errors.js";
-import { entityForUser } from "../workspaces/access.js";
 import { analyseStep, type CollectOutcome, collectStep, WAITING } from "./steps.js";
 
 /**
@@ -129,8 +128,8 @@ export async function executeRun(deps: AppDeps, runId: string, attempt: { final:
 
   const context = runContext(run);
   try {
-    // The caller must still see the entity when the run executes.
-    await entityForUser(deps.db, run.userId, run.entityId);
+    // Authorised when it was approved: a starter who has since left the workspace or lost the editor
+    // role does not stop it (running work finishes; their next request is refused).
     let collected: CollectOutcome | null = null;
     if (context.scope.source_mode === "refresh") {
       const step = await collectStep(deps, context);

@@ -38,16 +38,21 @@ export async function collectStep(deps: ChildDeps, run: RunContext): Promise<Col
     return { collectionJobId: null, platformsCollected: 0, blocked: unsupported.length > 0 ? unsupported : ["no platforms to collect"] };
   }
   if (!run.collectionJobId) {
-    const created = await createCollectionJob(deps, run.userId, {
-      route: "collection",
-      entityId: run.entityId,
-      objective: run.scope.question,
-      questions: [],
-      depth: run.scope.depth,
-      platforms,
-      collectionOnly: true,
-      idempotencyKey: `workflow-run.${run.id}`,
-    });
+    const created = await createCollectionJob(
+      deps,
+      run.userId,
+      {
+        route: "collection",
+        entityId: run.entityId,
+        objective: run.scope.question,
+        questions: [],
+        depth: run.scope.depth,
+        platforms,
+        collectionOnly: true,
+        idempotencyKey: `workflow-run.${run.id}`,
+      },
+      { forRun: true },
+    );
     await deps.db.workflowRun.update({ where: { id: run.id }, data: { collectionJobId: created.job_id } });
     run.collectionJobId = created.job_id;
     if (await cancelledMeanwhile(deps, run.id)) {
@@ -81,16 +86,21 @@ export async function analyseStep(deps: ChildDeps, run: RunContext): Promise<Ana
   if (!run.analysisId) {
     // Through the analysis service, as POST /agent/v1/analysis/run creates one; the request id
     // makes a retried step find the analysis it already started.
-    const { analysis } = await startAnalysis(deps.db, run.userId, {
-      question: run.scope.question.slice(0, 1000),
-      entity_id: run.entityId,
-      depth: run.scope.depth,
-      request_id: `workflow-run:${run.id}`,
-      platforms: run.scope.platforms as RunInput["platforms"],
-      project_id: undefined,
-      search_mode: undefined,
-      provided_sources: undefined,
-    });
+    const { analysis } = await startAnalysis(
+      deps.db,
+      run.userId,
+      {
+        question: run.scope.question.slice(0, 1000),
+        entity_id: run.entityId,
+        depth: run.scope.depth,
+        request_id: `workflow-run:${run.id}`,
+        platforms: run.scope.platforms as RunInput["platforms"],
+        project_id: undefined,
+        search_mode: undefined,
+        provided_sources: undefined,
+      },
+      { forRun: true },
+    );
     await deps.db.workflowRun.update({ where: { id: run.id }, data: { analysisId: analysis.id } });
     run.analysisId = analysis.id;
     await enqueueAnalysis(deps, analysis.id);

@@ -5,7 +5,7 @@ import { enrichmentProcessor } from "../../workers/enrichment.js";
 import { sweepProcessor } from "../../workers/sweeps.js";
 import { createKeyFor, source } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { auth, createTeam, type Team } from "../knowledge/support.js";
+import { addMember, auth, createTeam, type Team } from "../knowledge/support.js";
 import { type Listening, listen } from "../reliability/support/http.js";
 import { type Connected, connect, ok, refused } from "./support.js";
 
@@ -248,5 +248,29 @@ describe("ingest over MCP", () => {
       "POST /agent/v1/ingest/content 200 ingest",
       "POST /agent/v1/knowledge/insights 403 null",
     ]);
+  });
+
+  it("acts with the member's role: a viewer's ingest is refused with 403 forbidden and stores nothing, an editor's is stored", async () => {
+    const viewer = await addMember(h, team, "viewer");
+    const editor = await addMember(h, team, "editor");
+    const before = await h.deps.db.content.count({ where: { entityId: team.entityId } });
+    const asViewer = await connect(server.url, { bearer: viewer.token });
+    const asEditor = await connect(server.url, { bearer: editor.token });
+    try {
+      const sources = [source(901)];
+      expect(await refused(asViewer.client, "ingest", { destination: "sources", entity_id: team.entityId, sources })).toMatchObject({
+        status: 403,
+        code: "forbidden",
+      });
+      expect(await h.deps.db.content.count({ where: { entityId: team.entityId } })).toBe(before);
+      // Reads are every member's.
+      const recalled = await ok(asViewer.client, "recall", { mode: "entities" });
+      expect(JSON.stringify(recalled)).toContain(team.entityId);
+      const stored = await ok(asEditor.client, "ingest", { destination: "sources", entity_id: team.entityId, sources });
+      expect(stored).toMatchObject({ inserted: 1 });
+    } finally {
+      await asViewer.close();
+      await asEditor.close();
+    }
   });
 });

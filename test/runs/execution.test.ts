@@ -95,17 +95,21 @@ describe("workflow run execution and settlement", { timeout: 90_000 }, () => {
     const ctx = await onboardCompany(h, { platforms: ["hackernews"], credits: 300 });
     const skillId = ctx.skills[1]!.id;
     const quote = await h.http.get(`/api/entities/${ctx.entityId}/skills/${skillId}/quote?source_mode=saved`).set(auth(ctx.token));
-    // The caller loses access to the entity before the run executes: the run cannot succeed.
-    const runWorker = workers.workers.find((w) => w.name === "workflow-run")!;
-    await runWorker.pause(true);
+    // The run's analysis is cancelled before it runs: the run cannot succeed.
+    const analysisWorker = workers.workers.find((w) => w.name === "analysis")!;
+    await analysisWorker.pause(true);
     const run = await h.http
       .post(`/api/entities/${ctx.entityId}/skills/${skillId}/runs`)
       .set(auth(ctx.token))
       .set("Idempotency-Key", randomId("fail-"))
       .send({ scope_hash: quote.body.scope_hash, max_charge_credits: quote.body.max_charge_credits });
     expect(run.status).toBe(202);
-    await h.deps.db.workspaceMember.deleteMany({ where: { workspaceId: ctx.workspaceId } });
-    runWorker.resume();
+    const analysisId = await until(async () => {
+      const row = await h.deps.db.workflowRun.findUniqueOrThrow({ where: { id: run.body.id } });
+      return row.analysisId ?? undefined;
+    }, 30_000);
+    await h.http.post(`/agent/v1/analysis/${analysisId}/cancel`).set(auth(ctx.token)).expect(200);
+    analysisWorker.resume();
     const finished = await until(async () => {
       const row = await h.deps.db.workflowRun.findUniqueOrThrow({ where: { id: run.body.id } });
       return ["completed", "failed", "blocked"].includes(row.status) ? row : undefined;
