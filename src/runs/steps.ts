@@ -101,15 +101,19 @@ export async function analyseStep(deps: ChildDeps, run: RunContext): Promise<Ana
       },
       { forRun: true },
     );
+    // Queued before the run names it: a refused enqueue fails this step, whose retry finds the same
+    // analysis (its request id) and queues it again, so the run never waits on an analysis no queue holds.
+    await enqueueAnalysis(deps, analysis.id);
     await deps.db.workflowRun.update({ where: { id: run.id }, data: { analysisId: analysis.id } });
     run.analysisId = analysis.id;
-    await enqueueAnalysis(deps, analysis.id);
     if (await cancelledMeanwhile(deps, run.id)) {
       await cancelAnalysis(deps, analysis.id).catch(() => undefined);
       throw new JobCancelled("The workflow run");
     }
   }
   const done = await deps.db.analysis.findUniqueOrThrow({ where: { id: run.analysisId } });
+  // Still queued: its entry is added again (a no-op while the queue holds it; its job id names it).
+  if (done.status === "queued") await enqueueAnalysis(deps, done.id);
   if (isLive(done.status)) return WAITING;
   if (done.status === "failed" || done.status === "cancelled") {
     throw new ChildEnded(
