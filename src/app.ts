@@ -1,3 +1,4 @@
+import "./job-kinds.js";
 import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import swaggerUi from "swagger-ui-express";

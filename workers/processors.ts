@@ -1,3 +1,4 @@
+import "../src/job-kinds.js";
 import { collectionProcessor } from "../src/collection/runner.js";
 import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";

@@ -1,3 +1,4 @@
+import "../job-kinds.js";
 import { grantCredits } from "../billing/ledger.js";
 import { requeueJob, requeueStalled } from "../collection/requeue.js";
 import { requeueUnenriched } from "../ingest/requeue.js";

@@ -1,12 +1,10 @@
 import type { Queue } from "bullmq";
-import { CANCEL_PLATFORM_PROGRESS } from "../collection/progress.js";
-import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { publish } from "../platform/redis.js";
-import { recordJobEvent } from "../webhooks/dispatch.js";
 import { rowStatus } from "./cancellation.js";
 import type { JobEvent, JobKind } from "./events.js";
 import { jobIds } from "./ids.js";
+import { type JobDeps, jobEndListeners, kindDefinition } from "./registry.js";
 import { KIND_TABLES, terminalEventState } from "./states.js";
 
 /**
@@ -21,16 +19,7 @@ export const KIND_NAMES: Record<JobKind, string> = {
   note_sync: "The meeting-note sync",
 };
 
-type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
-
-/**
- * What a kind's cancel settles besides the row's status, in the same statement: a collection
- * job's platforms that are not final become `cancelled` (a poll never shows a platform of a
- * cancelled job as running).
- */
-const CANCEL_ALSO_SETS: Partial<Record<JobKind, string>> = {
-  collection_job: CANCEL_PLATFORM_PROGRESS,
-};
+type Deps = JobDeps;
 
 /**
  * `queued | running → cancelled`, in one statement. `changed` is false when the row had
@@ -42,10 +31,10 @@ export async function markCancelled(
   id: string,
   detail = "cancelled by the caller",
 ): Promise<{ changed: boolean; status: string | undefined }> {
+  // What the kind settles besides the status, in the same statement (src/jobs/registry.ts).
+  const also = kindDefinition(kind).cancelAlsoSets;
   const updated = await db.$queryRawUnsafe<{ status: string }[]>(
-    `UPDATE ${KIND_TABLES[kind]} SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now()${
-      CANCEL_ALSO_SETS[kind] ? `, ${CANCEL_ALSO_SETS[kind]}` : ""
-    }
+    `UPDATE ${KIND_TABLES[kind]} SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now()${also ? `, ${also}` : ""}
      WHERE id = $1::uuid AND status IN ('queued', 'running') RETURNING status`,
     id,
     detail,
@@ -179,9 +168,11 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
     occurredAt: new Date(),
     data: { ...(ended.data ?? {}), ...(ended.status !== state ? { detail_status: ended.status } : {}) },
   };
-  await recordJobEvent(deps, event).catch((err: unknown) =>
-    deps.logger.error({ err, kind: ended.kind, id: ended.id }, "the webhook deliveries of a job's end were not recorded"),
-  );
+  for (const listener of jobEndListeners()) {
+    await listener(deps, event).catch((err: unknown) =>
+      deps.logger.error({ err, kind: ended.kind, id: ended.id }, "a listener of a job's end (webhook deliveries) failed"),
+    );
+  }
 }
 
 /** A workflow run that started this job as its collection or analysis step runs its next step. */
