@@ -1,7 +1,7 @@
 import { UnrecoverableError } from "bullmq";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
-import { type CancelWatch, JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { type CancelWatch, JobCancelled, watchJob } from "../jobs/cancellation.js";
 import { isPermanent } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
@@ -79,7 +79,7 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
     data: { status: "running" },
   });
   if (started.count === 0) return { status: "cancelled" };
-  const cancel = watchCancellation("The analysis", rowStatus(deps.db, "analysis", analysisId));
+  const cancel = watchJob(deps, "analysis", analysisId, "The analysis");
   try {
     return await analyse(deps, row, attempt, cancel);
   } finally {

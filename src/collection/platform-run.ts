@@ -37,7 +37,7 @@ export interface JobContext {
   cancel: CancelWatch;
 }
 
-export type RunDeps = Pick<AppDeps, "db" | "queues" | "redis" | "logger" | "config" | "reads">;
+export type RunDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "logger" | "config" | "reads">;
 export type PlatformOutcome = "settled" | "retry";
 
 export const maxPagesFor = (config: AppDeps["config"], depth: "brief" | "deep") =>

@@ -1,5 +1,5 @@
 import type { Job } from "bullmq";
-import { type CancelWatch, JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { type CancelWatch, JobCancelled, watchJob } from "../jobs/cancellation.js";
 import { isFinalAttempt } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -110,7 +110,7 @@ export async function runCollectionJob(
       await jobEnded(deps, { kind: "collection_job", id: jobId, status: "failed", data: { error: "the entity no longer exists" } });
     return { status: "failed", analysisId: null };
   }
-  const cancel = options.cancel ?? watchCancellation("The collection job", rowStatus(deps.db, "collection_job", jobId));
+  const cancel = options.cancel ?? watchJob(deps, "collection_job", jobId, "The collection job");
   try {
     return await collect(deps, row, entity, { ...options, cancel });
   } catch (err) {

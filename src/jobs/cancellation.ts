@@ -1,13 +1,15 @@
 import type { Db } from "../platform/db.js";
+import type { PubSub, Unsubscribe } from "../platform/pubsub.js";
+import { endedChannel } from "./channels.js";
 import type { JobKind } from "./events.js";
 import { KIND_TABLES } from "./states.js";
 
 /**
  * How a running job learns that it was cancelled. The cancel itself is a row transition
- * (`queued|running → cancelled`, see states.ts); a worker holding the job watches its row and
- * stops at the next checkpoint (between pages, platforms, notes and steps). The watch reads
- * one column every `intervalMs`, so a cancel takes effect within that interval plus the
- * length of one step; in-flight HTTP calls of the collectors are aborted through `signal`.
+ * (`queued|running → cancelled`, see states.ts), announced on the job's end channel (`jobEnded`);
+ * a worker holding the job listens on that channel and stops at the next checkpoint (between
+ * pages, platforms, notes and steps); in-flight HTTP calls are aborted through `signal`. A
+ * message lost to a reconnect is caught by a slow read of the row (`SAFETY_POLL_MS`).
  */
 export class JobCancelled extends Error {
   override name = "JobCancelled";
@@ -26,6 +28,9 @@ export interface CancelWatch {
   check: () => Promise<void>;
   stop: () => void;
 }
+
+/** How often a watch reads its row in case a cancel's announcement was lost (a Redis reconnect). */
+export const SAFETY_POLL_MS = 10_000;
 
 export function watchCancellation(what: string, readStatus: StatusReader, intervalMs = 500): CancelWatch {
   const controller = new AbortController();
@@ -49,6 +54,41 @@ export function watchCancellation(what: string, readStatus: StatusReader, interv
     stop: () => {
       stopped = true;
       clearInterval(timer);
+    },
+  };
+}
+
+/**
+ * The watch a worker keeps over one job: the job's end channel tells it of a cancel at once; the row is
+ * read when the watch starts (a cancel announced before it listened) and every `pollMs` after.
+ */
+export function watchJob(
+  deps: { db: Db; pubsub: Pick<PubSub, "subscribe">; config: { REDIS_PREFIX: string } },
+  kind: JobKind,
+  id: string,
+  what: string,
+  pollMs = SAFETY_POLL_MS,
+): CancelWatch {
+  const watch = watchCancellation(what, rowStatus(deps.db, kind, id), pollMs);
+  let unsubscribe: Unsubscribe | undefined;
+  let stopped = false;
+  const listening = deps.pubsub
+    .subscribe(endedChannel(deps.config.REDIS_PREFIX, kind, id), (state) => {
+      if (state === "cancelled") void watch.check().catch(() => undefined);
+    })
+    .then((off) => {
+      unsubscribe = off;
+      if (stopped) void off();
+    })
+    // Redis refused the subscription: the row is still read every pollMs.
+    .catch(() => undefined);
+  void listening.then(() => watch.check()).catch(() => undefined);
+  return {
+    ...watch,
+    stop: () => {
+      stopped = true;
+      watch.stop();
+      void unsubscribe?.();
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import { AppError } from "../platform/errors.js";
 import { publish } from "../platform/redis.js";
 import { rowStatus } from "./cancellation.js";
+import { endedChannel } from "./channels.js";
 import type { JobEvent, JobKind } from "./events.js";
 import { jobIds } from "./ids.js";
 import { type JobDeps, jobEndListeners, kindDefinition } from "./registry.js";
@@ -80,8 +81,7 @@ const OWNER_SQL: Record<JobKind, string> = {
   note_sync: "SELECT n.user_id, e.workspace_id FROM note_syncs n LEFT JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
 };
 
-/** The Redis channel on which a job's end is announced (for callers waiting on it). */
-export const endedChannel = (prefix: string, kind: JobKind, id: string) => `${prefix}:job-ended:${kind}:${id}`;
+export { endedChannel } from "./channels.js";
 
 export interface EndedJob {
   kind: JobKind;

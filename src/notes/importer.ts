@@ -1,7 +1,7 @@
 import type { IngestResponse } from "../ingest/schemas.js";
 import { IngestRequestSchema } from "../ingest/schemas.js";
 import { ingestContentWith } from "../ingest/service.js";
-import { JobCancelled, rowStatus, watchCancellation } from "../jobs/cancellation.js";
+import { JobCancelled, rowStatus, watchJob } from "../jobs/cancellation.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
 import type { DbTx, Prisma } from "../platform/db.js";
@@ -20,7 +20,7 @@ import { type ImportedNote, type SyncParams, SyncParams as SyncParamsSchema, typ
  * knowledge and the sync's answer, so a page is stored whole or not at all. The clear api_key lives only in this function's
  * memory; it is not logged, stored or returned.
  */
-export type NotesDeps = Pick<AppDeps, "db" | "queues" | "redis" | "logger" | "config" | "reads">;
+export type NotesDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "logger" | "config" | "reads">;
 
 /**
  * How a provider failure is answered (DESIGN.md §2: 502 bad answer, 503 unavailable). A 503
@@ -137,7 +137,7 @@ export async function runNoteSync(
 
   await deps.db.noteSync.updateMany({ where: { id: sync.id, status: "queued" }, data: { status: "running" } });
   const status = rowStatus(deps.db, "note_sync", sync.id);
-  const cancel = watchCancellation("The meeting-note sync", status);
+  const cancel = watchJob(deps, "note_sync", sync.id, "The meeting-note sync");
   const client = new MeetingNotesClient({
     baseUrl: deps.config.MEETINGNOTES_API_URL,
     apiKey,
