@@ -138,7 +138,11 @@ export function isEvidenceRow(row: { kind: string; metadata: unknown }): boolean
   return !(typeof kind === "string" && NOT_EVIDENCE_METADATA_KINDS.includes(kind));
 }
 
-/** `isEvidenceRow` as SQL over alias `c`. */
+/**
+ * `isEvidenceRow` as SQL over alias `c`. The predicate of content_store_evidence_scope_idx (migration
+ * 20261127120000_scope_count_indexes) and the opinion_units seen_at trigger repeat this rule: change
+ * them with it, or the scope counts stop using that index.
+ */
 export const evidenceRowCondition = () =>
   Prisma.sql`c.kind <> ALL(${NOT_EVIDENCE_ROW_KINDS}::text[]) AND coalesce(c.metadata->>'kind', '') <> ALL(${NOT_EVIDENCE_METADATA_KINDS}::text[])`;
 
