@@ -25,6 +25,7 @@ const clusterSuites = [
   "test/jobs/cancel-notes.test.ts",
   "test/notes/sync.test.ts",
   "test/webhooks/delivery.test.ts",
+  "test/webhooks/slots.test.ts",
   "test/routines/dispatch.test.ts",
   "test/cluster/**/*.test.ts",
 ];

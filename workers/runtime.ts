@@ -1,5 +1,5 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker } from "bullmq";
-import { queueConcurrency } from "../src/platform/config.js";
+import { concurrencyOf } from "../src/platform/config.js";
 import type { AppDeps } from "../src/platform/deps.js";
 import { toError } from "../src/platform/errors.js";
 import { type JobName, type JobPayload, jobCatalog, parseJobPayload, type QueueName } from "../src/platform/queues.js";
@@ -14,6 +14,8 @@ import { reportRedisError } from "../src/platform/redis-errors.js";
 export interface ProcessorContext {
   deps: AppDeps;
   job: Job;
+  /** The worker's lock token on the job, for moving it back to delayed (`job.moveToDelayed`). */
+  token: string | undefined;
 }
 export type Processor<N extends JobName> = ((payload: JobPayload<N>, ctx: ProcessorContext) => Promise<unknown>) & {
   /** For catalog options `backoff: { type: "custom" }`: ms before the next attempt after `attemptsMade` failed ones; -1 ends the job. */
@@ -47,7 +49,6 @@ export function startWorkers(
   options: { concurrency?: number; queues?: QueueName[]; lockDuration?: number; stalledInterval?: number } = {},
 ): WorkerHandles {
   const connection = createRedis(deps.config.REDIS_URL, "worker", "worker", deps.logger);
-  const perQueue = queueConcurrency(deps.config.WORKER_QUEUE_CONCURRENCY).byQueue;
   const byQueue = new Map<QueueName, JobName[]>();
   const active = new Map<string, { queue: QueueName; id: string | undefined; name: string }>();
   for (const name of Object.keys(processors) as JobName[]) {
@@ -59,14 +60,14 @@ export function startWorkers(
   const workers = [...byQueue.keys()].map((queue) => {
     const worker = new Worker(
       queue,
-      async (job: Job) => {
+      async (job: Job, token?: string) => {
         const name = job.name as JobName;
         const processor = processors[name] as Processor<JobName> | undefined;
         if (!processor) throw new UnrecoverableError(`No processor for job ${job.name} on queue ${queue}`);
         const payload = parseJobPayload(name, job.data);
         active.set(`${queue}:${job.id}`, { queue, id: job.id, name: job.name });
         try {
-          return await processor(payload, { deps, job });
+          return await processor(payload, { deps, job, token });
         } catch (err) {
           throw toError(err);
         } finally {
@@ -76,7 +77,7 @@ export function startWorkers(
       {
         connection,
         prefix: deps.queues.prefixFor(queue),
-        concurrency: options.concurrency ?? perQueue[queue] ?? deps.config.WORKER_CONCURRENCY,
+        concurrency: options.concurrency ?? concurrencyOf(deps.config, queue),
         // A worker that dies mid-job loses its lock; the job is retried after this long.
         lockDuration: options.lockDuration ?? deps.config.WORKER_LOCK_DURATION_MS,
         stalledInterval: options.stalledInterval ?? deps.config.WORKER_STALLED_INTERVAL_MS,

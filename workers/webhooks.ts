@@ -1,17 +1,37 @@
-import { UnrecoverableError } from "bullmq";
+import { DelayedError, UnrecoverableError } from "bullmq";
 import type { AppDeps } from "../src/platform/deps.js";
+import { admit } from "../src/webhooks/admission.js";
 import { attemptDelivery } from "../src/webhooks/deliver.js";
 import { maxAttempts, retryDelayMs } from "../src/webhooks/retry.js";
+import { parkForSlot, releaseSlot, wakeJob } from "../src/webhooks/slots.js";
 import type { Processor, ProcessorContext } from "./runtime.js";
 
 /**
- * `webhook.deliver.v1`: one attempt of one delivery. A retryable failure throws so that BullMQ
- * retries on the webhook schedule (`retryDelay`); a final one throws UnrecoverableError.
+ * `webhook.deliver.v1`: one attempt of one delivery, once admitted (src/webhooks/admission.ts: its
+ * endpoint neither paused nor disabled, a slot free for it). A delivery that must wait goes back to
+ * delayed without using up an attempt. A retryable failure throws so that BullMQ retries on the
+ * webhook schedule (`retryDelay`); a final one throws UnrecoverableError.
  */
-async function deliver(payload: { deliveryId: string }, { deps, job }: ProcessorContext) {
+async function deliver(payload: { deliveryId: string; endpointId?: string; workspaceId?: string }, ctx: ProcessorContext) {
+  const { deps, job, token } = ctx;
+  const jobId = String(job.id);
+  const admission = await admit(deps, { ...payload, jobId });
+  if (admission.kind === "nothing_to_do") return admission;
+  if (admission.kind === "failed") throw new UnrecoverableError(admission.error);
+  if (admission.kind === "wait") {
+    // BullMQ counts no attempt for a job moved to delayed that throws DelayedError.
+    await job.moveToDelayed(admission.until, token);
+    // A slot freed between the try and the park: nobody else will wake this job.
+    if (admission.park && (await parkForSlot(deps, admission.park))) await wakeJob(deps, jobId);
+    throw new DelayedError();
+  }
+
   const number = job.attemptsMade + 1;
   const last = number >= maxAttempts(deps.config, job.opts.attempts ?? 1);
-  const outcome = await attemptDelivery(deps, payload.deliveryId, { number, last });
+  const { slot } = admission;
+  const outcome = await attemptDelivery(deps, admission.delivery, { number, last }).finally(() =>
+    slot ? releaseSlot(deps, slot) : undefined,
+  );
   if (outcome.kind === "nothing_to_do" || outcome.kind === "succeeded") return outcome;
   if (outcome.kind === "retry" && !outcome.final) throw new Error(outcome.error);
   throw new UnrecoverableError(outcome.error);

@@ -106,6 +106,18 @@ export const EnvironmentSchema = z
     WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(60_000).default(5000),
     WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(10),
     WEBHOOK_ALLOW_PRIVATE_URLS: boolish.default(false),
+    // Fairness and bounds (src/webhooks/breaker.ts, slots.ts); 0 turns a limit off. Live endpoints per
+    // workspace; delivery attempts in flight at once per endpoint and per workspace, across all workers.
+    WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(0).max(1000).default(20),
+    WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
+    WEBHOOK_WORKSPACE_CONCURRENCY: z.coerce.number().int().min(0).max(256).default(4),
+    // The circuit breaker: an endpoint failing this many attempts in a row is paused for
+    // WEBHOOK_PAUSE_MS, doubling with each further failure up to WEBHOOK_PAUSE_MAX_MS, and disabled
+    // after WEBHOOK_DISABLE_AFTER_FAILURES; any success resets it. 0: never paused, never disabled.
+    WEBHOOK_PAUSE_AFTER_FAILURES: z.coerce.number().int().min(0).max(1000).default(5),
+    WEBHOOK_PAUSE_MS: z.coerce.number().int().min(10).max(86_400_000).default(60_000),
+    WEBHOOK_PAUSE_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
+    WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(0).max(100_000).default(50),
   })
   .superRefine((env, ctx) => {
     if (!env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
@@ -124,6 +136,16 @@ export const EnvironmentSchema = z
     }
     if (env.NODE_ENV === "production" && env.ROUTINE_HOUR_MS !== 3_600_000) {
       ctx.addIssue({ code: "custom", path: ["ROUTINE_HOUR_MS"], message: "is a test setting; leave it unset in production" });
+    }
+    if (env.WEBHOOK_PAUSE_MAX_MS < env.WEBHOOK_PAUSE_MS) {
+      ctx.addIssue({ code: "custom", path: ["WEBHOOK_PAUSE_MAX_MS"], message: "must be at least WEBHOOK_PAUSE_MS" });
+    }
+    if (env.WEBHOOK_DISABLE_AFTER_FAILURES > 0 && env.WEBHOOK_DISABLE_AFTER_FAILURES <= env.WEBHOOK_PAUSE_AFTER_FAILURES) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["WEBHOOK_DISABLE_AFTER_FAILURES"],
+        message: "must be above WEBHOOK_PAUSE_AFTER_FAILURES (or 0: never disable)",
+      });
     }
     if ((env.ADMIN_USER === undefined) !== (env.ADMIN_PASSWORD === undefined)) {
       ctx.addIssue({
@@ -166,6 +188,18 @@ export function queueConcurrency(value: string): { byQueue: Partial<Record<Queue
     }
   }
   return { byQueue, problems };
+}
+
+/** Queues whose own default concurrency differs from WORKER_CONCURRENCY (WORKER_QUEUE_CONCURRENCY still wins). */
+export const QUEUE_DEFAULT_CONCURRENCY: Partial<Record<QueueName, number>> = {
+  // Deliveries mostly wait on receivers; a few workspaces' slow endpoints (WEBHOOK_WORKSPACE_CONCURRENCY
+  // each) must leave slots free for everyone else's deliveries.
+  webhooks: 32,
+};
+
+/** How many jobs of a queue one worker process runs at once. */
+export function concurrencyOf(config: Pick<Config, "WORKER_CONCURRENCY" | "WORKER_QUEUE_CONCURRENCY">, queue: QueueName): number {
+  return queueConcurrency(config.WORKER_QUEUE_CONCURRENCY).byQueue[queue] ?? QUEUE_DEFAULT_CONCURRENCY[queue] ?? config.WORKER_CONCURRENCY;
 }
 
 export class ConfigError extends Error {

@@ -72,7 +72,9 @@ export const jobCatalog = {
     queue: "webhooks",
     // One delivery of a webhook message to one endpoint; the row holds the message and its attempts.
     // Delays come from the processor's retry schedule (src/webhooks/retry.ts): about 27.6 hours in all.
-    schema: z.object({ deliveryId: z.uuid() }),
+    // endpointId and workspaceId let a delivery wait for a slot (src/webhooks/slots.ts) without reading
+    // its row; a job queued without them reads it first.
+    schema: z.object({ deliveryId: z.uuid(), endpointId: z.uuid().optional(), workspaceId: z.uuid().optional() }),
     options: { attempts: 10, backoff: { type: "custom" } },
   },
 } as const satisfies Record<string, { queue: QueueName; schema: z.ZodType; options: JobsOptions }>;

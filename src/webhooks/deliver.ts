@@ -1,6 +1,7 @@
 import type { AppDeps } from "../platform/deps.js";
 import { isOutboundRefusal, outboundFetch } from "../platform/outbound.js";
 import { type SecretBox, secretBoxFor } from "../platform/secrets.js";
+import { disabledError, noteFailure, noteSuccess } from "./breaker.js";
 import { retryDelayMs } from "./retry.js";
 import { secretBinding } from "./service.js";
 import { signedHeaders } from "./signing.js";
@@ -8,9 +9,10 @@ import { deliveryPolicy } from "./targets.js";
 
 /**
  * One attempt of one delivery: sign the stored body with the endpoint's secret and the current
- * time, POST it through the outbound policy, and record the outcome on the row. A 2xx answer
- * is success; any other answer, a timeout or a network error is retried on the schedule; an
- * address the policy refuses, or a secret that no longer opens, fails the delivery at once.
+ * time, POST it through the outbound policy, and record the outcome on the row and on the
+ * endpoint's circuit breaker (breaker.ts). A 2xx answer is success; any other answer, a timeout
+ * or a network error is retried on the schedule; an address the policy refuses, or a secret that
+ * no longer opens, fails the delivery at once.
  */
 type Deps = Pick<AppDeps, "db" | "config" | "logger">;
 
@@ -39,15 +41,51 @@ function describeFailure(err: unknown, timeoutMs: number): string {
   return cause ? `${e.message ?? "request failed"}: ${cause}` : (e?.message ?? String(err));
 }
 
-export async function attemptDelivery(deps: Deps, deliveryId: string, attempt: AttemptInfo): Promise<AttemptOutcome> {
+/** An open delivery with what an attempt needs of its endpoint. */
+export interface OpenDelivery {
+  id: string;
+  messageId: string;
+  body: string;
+  endpoint: {
+    id: string;
+    workspaceId: string;
+    url: string;
+    secretSealed: string;
+    state: string;
+    pausedUntil: Date | null;
+    disabledReason: string | null;
+  };
+}
+
+/** The delivery, while it is open and its endpoint not deleted; otherwise undefined (nothing to do). */
+export async function openDelivery(deps: Pick<Deps, "db">, deliveryId: string): Promise<OpenDelivery | undefined> {
   const delivery = await deps.db.webhookDelivery.findUnique({
     where: { id: deliveryId },
-    include: { endpoint: { select: { id: true, url: true, secretSealed: true, deletedAt: true } } },
+    select: {
+      id: true,
+      messageId: true,
+      body: true,
+      status: true,
+      endpoint: {
+        select: {
+          id: true,
+          workspaceId: true,
+          url: true,
+          secretSealed: true,
+          deletedAt: true,
+          state: true,
+          pausedUntil: true,
+          disabledReason: true,
+        },
+      },
+    },
   });
-  if (!delivery || delivery.status === "succeeded" || delivery.status === "failed" || delivery.endpoint.deletedAt) {
-    return { kind: "nothing_to_do" };
-  }
+  if (!delivery || delivery.status === "succeeded" || delivery.status === "failed" || delivery.endpoint.deletedAt) return undefined;
+  const { deletedAt: _deleted, ...endpoint } = delivery.endpoint;
+  return { id: delivery.id, messageId: delivery.messageId, body: delivery.body, endpoint };
+}
 
+export async function attemptDelivery(deps: Deps, delivery: OpenDelivery, attempt: AttemptInfo): Promise<AttemptOutcome> {
   const startedAt = new Date();
   const record = async (outcome: AttemptOutcome, statusCode: number | null) => {
     const now = new Date();
@@ -55,7 +93,7 @@ export async function attemptDelivery(deps: Deps, deliveryId: string, attempt: A
     const status = outcome.kind === "succeeded" ? "succeeded" : outcome.kind === "retry" && !outcome.final ? "retrying" : "failed";
     // Only while still open: a delivery failed meanwhile (its endpoint deleted) keeps that end.
     const { count } = await deps.db.webhookDelivery.updateMany({
-      where: { id: deliveryId, status: { in: ["pending", "retrying"] } },
+      where: { id: delivery.id, status: { in: ["pending", "retrying"] } },
       data: {
         status,
         attempts: { increment: 1 },
@@ -67,6 +105,17 @@ export async function attemptDelivery(deps: Deps, deliveryId: string, attempt: A
       },
     });
     return count === 0 ? ({ kind: "nothing_to_do" } as const) : outcome;
+  };
+  /** Records an attempt that reached for the endpoint, on the row and then on the breaker. */
+  const reached = async (outcome: AttemptOutcome & { kind: "succeeded" | "retry" }, statusCode: number | null) => {
+    const recorded = await record(outcome, statusCode);
+    if (outcome.kind === "succeeded") {
+      await noteSuccess(deps, delivery.endpoint.id);
+      return recorded;
+    }
+    const state = await noteFailure(deps, delivery.endpoint.id, outcome.error);
+    // The disable ended this delivery with the others.
+    return state === "disabled" && recorded.kind === "retry" ? ({ kind: "failed", error: disabledError(null) } as const) : recorded;
   };
 
   const box: SecretBox | undefined = secretBoxFor(deps.config);
@@ -95,12 +144,12 @@ export async function attemptDelivery(deps: Deps, deliveryId: string, attempt: A
       deliveryPolicy(deps.config),
     );
     await res.body?.cancel().catch(() => undefined);
-    if (res.status >= 200 && res.status < 300) return record({ kind: "succeeded", statusCode: res.status }, res.status);
-    return record({ kind: "retry", error: `the endpoint answered HTTP ${res.status}`, final: attempt.last }, res.status);
+    if (res.status >= 200 && res.status < 300) return reached({ kind: "succeeded", statusCode: res.status }, res.status);
+    return reached({ kind: "retry", error: `the endpoint answered HTTP ${res.status}`, final: attempt.last }, res.status);
   } catch (err) {
     if (isOutboundRefusal(err)) {
       return record({ kind: "failed", error: `refused by the outbound address policy: ${(err as Error).message}` }, null);
     }
-    return record({ kind: "retry", error: describeFailure(err, timeoutMs), final: attempt.last }, null);
+    return reached({ kind: "retry", error: describeFailure(err, timeoutMs), final: attempt.last }, null);
   }
 }

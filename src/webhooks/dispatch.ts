@@ -6,7 +6,7 @@ import { messageBody, messageIdOf } from "./signing.js";
 
 /**
  * Records the webhook deliveries of a job's end: one row per endpoint of the workspace that
- * takes the event's type, then one `webhook.deliver.v1` job per new row.
+ * takes the event's type and is not disabled, then one `webhook.deliver.v1` job per new row.
  *
  * Idempotent: the message id derives from (kind, job id, state) and a delivery is unique per
  * (endpoint, message), so recording the same event again adds nothing. A delivery whose job
@@ -26,6 +26,7 @@ export async function recordJobEvent(deps: Deps, event: JobEvent): Promise<numbe
     where: {
       workspaceId: event.workspaceId,
       deletedAt: null,
+      state: { not: "disabled" },
       OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: type } }],
     },
     select: { id: true },
@@ -35,9 +36,10 @@ export async function recordJobEvent(deps: Deps, event: JobEvent): Promise<numbe
   let queued = 0;
   for (const endpoint of endpoints) {
     try {
-      const deliveryId = await recordDelivery(deps, endpoint.id, messageId, type, body);
+      const target = { endpointId: endpoint.id, workspaceId: event.workspaceId };
+      const deliveryId = await recordDelivery(deps, target, messageId, type, body);
       if (!deliveryId) continue;
-      await deps.queues.enqueue("webhook.deliver.v1", { deliveryId }, { jobId: deliveryJobId(deliveryId) });
+      await deps.queues.enqueue("webhook.deliver.v1", { deliveryId, ...target }, { jobId: deliveryJobId(deliveryId) });
       queued += 1;
     } catch (err) {
       deps.logger.warn(
@@ -54,7 +56,14 @@ export async function recordJobEvent(deps: Deps, event: JobEvent): Promise<numbe
  * was never attempted (its job may have been refused), so it is queued again under the same
  * job id. Otherwise undefined: nothing to queue.
  */
-async function recordDelivery(deps: Deps, endpointId: string, messageId: string, type: string, body: string) {
+async function recordDelivery(
+  deps: Deps,
+  target: { endpointId: string; workspaceId: string },
+  messageId: string,
+  type: string,
+  body: string,
+) {
+  const { endpointId } = target;
   const inserted = await deps.db.$queryRaw<{ id: string }[]>`
     INSERT INTO webhook_deliveries (id, endpoint_id, message_id, event_type, body)
     VALUES (${randomUUID()}::uuid, ${endpointId}::uuid, ${messageId}, ${type}, ${body})
@@ -66,7 +75,7 @@ async function recordDelivery(deps: Deps, endpointId: string, messageId: string,
     select: { id: true, status: true, attempts: true },
   });
   if (existing?.status === "pending" && existing.attempts === 0) {
-    await deps.queues.enqueue("webhook.deliver.v1", { deliveryId: existing.id }, { jobId: deliveryJobId(existing.id) });
+    await deps.queues.enqueue("webhook.deliver.v1", { deliveryId: existing.id, ...target }, { jobId: deliveryJobId(existing.id) });
   }
   return undefined;
 }

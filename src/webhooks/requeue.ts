@@ -15,7 +15,7 @@ export async function requeueWebhookDeliveries(
   const olderThan = new Date(Date.now() - options.olderThanSeconds * 1000);
   const rows = await deps.db.webhookDelivery.findMany({
     where: { status: { in: ["pending", "retrying"] }, updatedAt: { lte: olderThan }, endpoint: { deletedAt: null } },
-    select: { id: true },
+    select: { id: true, endpoint: { select: { id: true, workspaceId: true } } },
     orderBy: { updatedAt: "asc" },
     take: 5000,
   });
@@ -24,7 +24,8 @@ export async function requeueWebhookDeliveries(
   for (const row of rows) {
     const jobId = deliveryJobId(row.id);
     if (await heldInQueue(queue, jobId)) continue;
-    await deps.queues.enqueue("webhook.deliver.v1", { deliveryId: row.id }, { jobId });
+    const payload = { deliveryId: row.id, endpointId: row.endpoint.id, workspaceId: row.endpoint.workspaceId };
+    await deps.queues.enqueue("webhook.deliver.v1", payload, { jobId });
     requeued += 1;
   }
   return `webhook deliveries: checked ${rows.length}, requeued ${requeued}`;

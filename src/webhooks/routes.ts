@@ -9,9 +9,10 @@ import {
   EndpointRecord,
   ListDeliveriesResponse,
   ListEndpointsResponse,
+  UpdateEndpointBody,
   WorkspaceParams,
 } from "./schemas.js";
-import { createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listEndpoints } from "./service.js";
+import { createEndpoint, deleteEndpoint, enableEndpoint, getEndpoint, listDeliveries, listEndpoints } from "./service.js";
 
 const tags = ["webhooks"];
 const base = "/api/workspaces/:workspace_id/webhooks";
@@ -24,7 +25,8 @@ export const webhookRoutes = (deps: AppDeps) => [
     description:
       "Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature` headers. " +
       "`event_types` empty or absent: every job end. The URL must be http(s) and, unless the operator allows " +
-      "private URLs, reach a public address.",
+      "private URLs, reach a public address. A workspace has at most 20 live endpoints (the operator's " +
+      "WEBHOOK_MAX_ENDPOINTS): one more is a 422.",
     tags,
     auth: AUTH.full,
     role: "admin",
@@ -61,6 +63,23 @@ export const webhookRoutes = (deps: AppDeps) => [
     responses: { 200: { description: "The endpoint", schema: EndpointRecord } },
     handler: async ({ params, auth }) => ({
       body: await getEndpoint(deps, callerId(auth), params.workspace_id, params.endpoint_id),
+    }),
+  }),
+  defineRoute({
+    method: "patch",
+    path: `${base}/:endpoint_id`,
+    summary: "Enable a paused or disabled webhook endpoint again",
+    description:
+      '`{state: "enabled"}` lifts a pause or undoes a disable and resets `consecutive_failures`. Deliveries a ' +
+      "disable ended stay failed; job ends from now on are delivered. Enabling an enabled endpoint changes nothing.",
+    tags,
+    auth: AUTH.full,
+    role: "admin",
+    params: EndpointParams,
+    body: UpdateEndpointBody,
+    responses: { 200: { description: "The endpoint, enabled", schema: EndpointRecord } },
+    handler: async ({ params, auth }) => ({
+      body: await enableEndpoint(deps, callerId(auth), params.workspace_id, params.endpoint_id),
     }),
   }),
   defineRoute({

@@ -7,6 +7,9 @@ export const EventTypeSchema = z.enum(JOB_EVENT_TYPES as readonly JobEventType[]
 export const DELIVERY_STATUSES = ["pending", "retrying", "succeeded", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+export const ENDPOINT_STATES = ["enabled", "paused", "disabled"] as const;
+export type EndpointState = (typeof ENDPOINT_STATES)[number];
+
 export const WorkspaceParams = z.object({ workspace_id: pathId("Workspace") });
 export const EndpointParams = z.object({ workspace_id: pathId("Workspace"), endpoint_id: pathId("Webhook endpoint") });
 
@@ -25,6 +28,10 @@ export const CreateEndpointBody = z.object({
 });
 export type CreateEndpointInput = z.output<typeof CreateEndpointBody>;
 
+export const UpdateEndpointBody = z.object({
+  state: z.literal("enabled").describe("`enabled`: attempt deliveries again, with the failure count reset (lifts a pause or a disable)."),
+});
+
 export const DeliveriesQuery = z.object({
   limit: queryInt(1, 500).optional(),
   offset: queryInt(0, 1_000_000_000).optional(),
@@ -37,6 +44,16 @@ export const EndpointRecord = z.object({
   description: z.string().nullable(),
   event_types: z.array(EventTypeSchema).describe("Empty: every event type."),
   created_at: z.string(),
+  state: z
+    .enum(ENDPOINT_STATES)
+    .describe(
+      "`enabled`: deliveries are attempted. `paused`: after failed attempts in a row, none is attempted before " +
+        "`paused_until`. `disabled`: after a long run of failures, nothing is sent or recorded for it until an admin enables it.",
+    ),
+  consecutive_failures: z.number().int().describe("Failed attempts since the last success."),
+  paused_until: z.string().nullable(),
+  disabled_at: z.string().nullable(),
+  disabled_reason: z.string().nullable(),
 });
 export type EndpointRecord = z.infer<typeof EndpointRecord>;
 

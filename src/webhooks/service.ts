@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { JobEventType } from "../jobs/events.js";
+import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
-import { AppError, notFound } from "../platform/errors.js";
+import { AppError, notFound, ValidationFailed } from "../platform/errors.js";
 import { secretBoxFor } from "../platform/secrets.js";
 import { isMember, requireRole } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
-import type { CreateEndpointInput, DeliveryRecord, DeliveryStatus, EndpointRecord } from "./schemas.js";
+import type { CreateEndpointInput, DeliveryRecord, DeliveryStatus, EndpointRecord, EndpointState } from "./schemas.js";
 import { generateSecret } from "./signing.js";
 import { assertDeliverable } from "./targets.js";
 
@@ -19,6 +20,8 @@ type Deps = Pick<AppDeps, "db" | "config">;
 export const secretBinding = (endpointId: string) => `webhook-endpoint:${endpointId}`;
 
 export const ENDPOINT_DELETED = "the endpoint was deleted";
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 const notConfigured = () =>
   new AppError("service_unavailable", "Webhooks are not configured on this server: the operator must set SECRETS_KEY.");
@@ -34,6 +37,11 @@ interface EndpointRow {
   description: string | null;
   eventTypes: string[];
   createdAt: Date;
+  state: string;
+  consecutiveFailures: number;
+  pausedUntil: Date | null;
+  disabledAt: Date | null;
+  disabledReason: string | null;
 }
 
 const endpointRecord = (row: EndpointRow): EndpointRecord => ({
@@ -43,9 +51,41 @@ const endpointRecord = (row: EndpointRow): EndpointRecord => ({
   description: row.description,
   event_types: row.eventTypes as JobEventType[],
   created_at: row.createdAt.toISOString(),
+  state: row.state as EndpointState,
+  consecutive_failures: row.consecutiveFailures,
+  paused_until: iso(row.pausedUntil),
+  disabled_at: iso(row.disabledAt),
+  disabled_reason: row.disabledReason,
 });
 
-const ENDPOINT_FIELDS = { id: true, workspaceId: true, url: true, description: true, eventTypes: true, createdAt: true } as const;
+const ENDPOINT_FIELDS = {
+  id: true,
+  workspaceId: true,
+  url: true,
+  description: true,
+  eventTypes: true,
+  createdAt: true,
+  state: true,
+  consecutiveFailures: true,
+  pausedUntil: true,
+  disabledAt: true,
+  disabledReason: true,
+} as const;
+
+/** 422 when the workspace has WEBHOOK_MAX_ENDPOINTS live endpoints already (0: no limit). Run under the workspace's lock. */
+async function assertRoomForEndpoint(tx: DbTx, config: Deps["config"], workspaceId: string): Promise<void> {
+  const max = config.WEBHOOK_MAX_ENDPOINTS;
+  if (max === 0) return;
+  const live = await tx.webhookEndpoint.count({ where: { workspaceId, deletedAt: null } });
+  if (live < max) return;
+  throw new ValidationFailed([
+    {
+      loc: ["body"],
+      msg: `This workspace has ${live} webhook endpoints; the limit is ${max}. Delete one before registering another.`,
+      type: "value_error",
+    },
+  ]);
+}
 
 export async function createEndpoint(
   deps: Deps,
@@ -60,6 +100,9 @@ export async function createEndpoint(
   const id = randomUUID();
   const secret = generateSecret();
   const row = await deps.db.$transaction(async (tx) => {
+    // One registration at a time per workspace, so two at the limit cannot both pass the count.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`webhook-endpoints:${workspaceId}`}))`;
+    await assertRoomForEndpoint(tx, deps.config, workspaceId);
     const created = await tx.webhookEndpoint.create({
       data: {
         id,
@@ -121,7 +164,34 @@ export async function deleteEndpoint(deps: Deps, userId: string, workspaceId: st
   ]);
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+/**
+ * An admin enables the endpoint again (`PATCH … {state: "enabled"}`): a pause is lifted or a
+ * disable undone, and the failure count starts from zero. Deliveries that a disable ended stay
+ * failed; new job ends are delivered again. Audited as `webhook.enabled` when it changed anything.
+ */
+export async function enableEndpoint(deps: Deps, userId: string, workspaceId: string, endpointId: string): Promise<EndpointRecord> {
+  await requireRole(deps.db, userId, workspaceId, "admin", "re-enable webhook endpoints");
+  const row = await deps.db.$transaction(async (tx) => {
+    const [current] = await tx.$queryRaw<{ state: string; consecutive_failures: number }[]>`
+      SELECT state, consecutive_failures FROM webhook_endpoints
+      WHERE id = ${endpointId}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL FOR UPDATE`;
+    if (!current) throw notFound("Webhook endpoint");
+    if (current.state === "enabled" && current.consecutive_failures === 0) {
+      return tx.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId }, select: ENDPOINT_FIELDS });
+    }
+    const updated = await tx.webhookEndpoint.update({
+      where: { id: endpointId },
+      data: { state: "enabled", consecutiveFailures: 0, pausedUntil: null, disabledAt: null, disabledReason: null },
+      select: ENDPOINT_FIELDS,
+    });
+    await audit(tx, workspaceId, userId, "webhook.enabled", endpointId, {
+      previous_state: current.state,
+      consecutive_failures: current.consecutive_failures,
+    });
+    return updated;
+  });
+  return endpointRecord(row);
+}
 
 export async function listDeliveries(
   deps: Deps,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, queueConcurrency } from "../../src/platform/config.js";
+import { concurrencyOf, loadConfig, queueConcurrency } from "../../src/platform/config.js";
 import type { QueueName } from "../../src/platform/queues.js";
 import { startWorkers } from "../../workers/runtime.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -19,6 +19,14 @@ describe("WORKER_QUEUE_CONCURRENCY", () => {
       /'webhooks=0': the concurrency must be a whole number from 1 to 256/,
     );
     expect(() => loadConfig({ ...base, WORKER_QUEUE_CONCURRENCY: "webhooks" })).toThrow(/'webhooks' names no queue/);
+  });
+
+  it("gives the webhooks queue 32 slots unless the setting names it; the other queues WORKER_CONCURRENCY", () => {
+    const base = { AUTH_JWT_SECRET: "a-secret-of-16-chars" };
+    const defaults = loadConfig(base);
+    expect([concurrencyOf(defaults, "webhooks"), concurrencyOf(defaults, "analysis")]).toEqual([32, 4]);
+    const named = loadConfig({ ...base, WORKER_CONCURRENCY: "8", WORKER_QUEUE_CONCURRENCY: "webhooks=12" });
+    expect([concurrencyOf(named, "webhooks"), concurrencyOf(named, "collection")]).toEqual([12, 8]);
   });
 
   describe("in a worker process", () => {

@@ -37,6 +37,11 @@ describe("registering an endpoint", () => {
       description: "CRM sync",
       event_types: ["analysis.completed", "analysis.failed"],
       created_at: expect.any(String),
+      state: "enabled",
+      consecutive_failures: 0,
+      paused_until: null,
+      disabled_at: null,
+      disabled_reason: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+={0,2}$/),
     });
     const secret = res.body.secret as string;
@@ -225,7 +230,7 @@ describe("the interface description", () => {
     const one = doc.paths["/api/workspaces/{workspace_id}/webhooks/{endpoint_id}"];
     const deliveries = doc.paths["/api/workspaces/{workspace_id}/webhooks/{endpoint_id}/deliveries"];
     expect(Object.keys(list ?? {}).sort()).toEqual(["get", "post"]);
-    expect(Object.keys(one ?? {}).sort()).toEqual(["delete", "get"]);
+    expect(Object.keys(one ?? {}).sort()).toEqual(["delete", "get", "patch"]);
     expect(Object.keys(deliveries ?? {})).toEqual(["get"]);
     expect(JSON.stringify(list.post.requestBody)).toContain("collection_job.completed");
   });

@@ -2,6 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
 import { jobCatalog } from "../../src/platform/queues.js";
+import { afterFailure, type BreakerState, pauseMs } from "../../src/webhooks/breaker.js";
 import { maxAttempts, retryDelayMs } from "../../src/webhooks/retry.js";
 import { generateSecret, messageIdOf, signatureOf } from "../../src/webhooks/signing.js";
 
@@ -21,6 +22,47 @@ describe("the retry schedule with the default settings", () => {
   it("ends sooner under WEBHOOK_MAX_ATTEMPTS and scales with WEBHOOK_RETRY_BASE_MS", () => {
     const short = { WEBHOOK_MAX_ATTEMPTS: 3, WEBHOOK_RETRY_BASE_MS: 10 };
     expect([1, 2, 3].map((n) => retryDelayMs(short, n))).toEqual([10, 60, -1]);
+  });
+});
+
+describe("the circuit breaker with the default settings", () => {
+  it("pauses at 5 failures in a row for 1 min, doubling to at most 1 h, and disables at 50", () => {
+    const min = 60_000;
+    expect([4, 5, 6, 7, 8, 9, 10, 11, 12, 49].map((n) => pauseMs(config, n) / min)).toEqual([0, 1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    const at = new Date("2026-11-27T09:00:00Z");
+    let state: BreakerState = { state: "enabled", consecutiveFailures: 0, pausedUntil: null };
+    const states: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      state = afterFailure(config, state, at);
+      states.push(state.state);
+    }
+    expect(states.indexOf("paused")).toBe(4);
+    expect(states.indexOf("disabled")).toBe(49);
+    expect(state).toEqual({ state: "disabled", consecutiveFailures: 50, pausedUntil: null });
+  });
+
+  it("never shortens a pause in force, and with 0 neither pauses nor disables", () => {
+    const at = new Date("2026-11-27T09:00:00Z");
+    const later = new Date(at.getTime() + 3_600_000);
+    const paused = afterFailure(config, { state: "paused", consecutiveFailures: 5, pausedUntil: later }, at);
+    expect(paused).toEqual({ state: "paused", consecutiveFailures: 6, pausedUntil: later });
+    const off = { ...config, WEBHOOK_PAUSE_AFTER_FAILURES: 0, WEBHOOK_DISABLE_AFTER_FAILURES: 0 };
+    expect(afterFailure(off, { state: "enabled", consecutiveFailures: 999, pausedUntil: null }, at)).toEqual({
+      state: "enabled",
+      consecutiveFailures: 1000,
+      pausedUntil: null,
+    });
+  });
+
+  it("refuses settings that disable before pausing, or a longest pause below the first", () => {
+    const base = { AUTH_JWT_SECRET: "test-secret-for-hs256-tokens-only" };
+    expect(() => loadConfig({ ...base, WEBHOOK_DISABLE_AFTER_FAILURES: "5" })).toThrow(
+      /WEBHOOK_DISABLE_AFTER_FAILURES: must be above WEBHOOK_PAUSE_AFTER_FAILURES/,
+    );
+    expect(() => loadConfig({ ...base, WEBHOOK_PAUSE_MS: "60000", WEBHOOK_PAUSE_MAX_MS: "1000" })).toThrow(
+      /WEBHOOK_PAUSE_MAX_MS: must be at least WEBHOOK_PAUSE_MS/,
+    );
+    expect(loadConfig({ ...base, WEBHOOK_PAUSE_AFTER_FAILURES: "0", WEBHOOK_DISABLE_AFTER_FAILURES: "0" })).toBeDefined();
   });
 });
 

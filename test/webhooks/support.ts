@@ -45,6 +45,68 @@ export async function startReceiver(answer: (index: number) => number | "hang" =
   };
 }
 
+/**
+ * A local HTTP server that accepts every connection and request and never answers, counting the
+ * requests open at once (all of them, and per path) until the client gives up and closes them.
+ */
+export async function startSilentServer() {
+  const open = new Map<string, number>();
+  let openNow = 0;
+  const stats = { arrived: 0, maxOpen: 0, maxOpenPerPath: new Map<string, number>(), arrivedPerPath: new Map<string, number>() };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url ?? "/";
+    req.resume();
+    stats.arrived += 1;
+    stats.arrivedPerPath.set(path, (stats.arrivedPerPath.get(path) ?? 0) + 1);
+    openNow += 1;
+    open.set(path, (open.get(path) ?? 0) + 1);
+    stats.maxOpen = Math.max(stats.maxOpen, openNow);
+    stats.maxOpenPerPath.set(path, Math.max(stats.maxOpenPerPath.get(path) ?? 0, open.get(path) ?? 0));
+    res.on("close", () => {
+      openNow -= 1;
+      open.set(path, (open.get(path) ?? 1) - 1);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    urlFor: (path: string) => `http://127.0.0.1:${port}${path}`,
+    stats,
+    /** Requests open right now (on one path when given). */
+    openNow: (path?: string) => (path === undefined ? openNow : (open.get(path) ?? 0)),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A signed-in person added to the workspace by its owner with `role`: their bearer and user id. */
+export async function addMember(h: Harness, ownerToken: string, workspaceId: string, role: "viewer" | "editor" | "admin") {
+  const sub = `member-${randomUUID()}`;
+  const token = await h.token(sub);
+  expect((await h.http.get("/agent/v1/connection").set(bearer(token))).status).toBe(200);
+  const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub } });
+  const res = await h.http.post(`/api/workspaces/${workspaceId}/members`).set(bearer(ownerToken)).send({ user_id: user.id, role });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { token, userId: user.id };
+}
+
+export interface EndpointView {
+  id: string;
+  state: string;
+  consecutive_failures: number;
+  paused_until: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+}
+
+export async function endpointOf(h: Harness, token: string, workspaceId: string, endpointId: string): Promise<EndpointView> {
+  const res = await h.http.get(`/api/workspaces/${workspaceId}/webhooks/${endpointId}`).set(bearer(token));
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as EndpointView;
+}
+
 /** A fresh user with a workspace of their own (made with their first entity). */
 export async function newWorkspace(h: Harness) {
   const token = await h.token();
