@@ -3,6 +3,7 @@ import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, randomId, TEST_JWT_SECRET } from "../helpers/harness.js";
 import { buildWorld } from "../reliability/support/world.js";
+import { person as signedIn } from "./support.js";
 
 /**
  * Teams: a second person joins a workspace (by user id, or by an email invitation accepted at first
@@ -26,13 +27,7 @@ const tokenWithEmail = (sub: string, email: string) =>
     .setExpirationTime("1h")
     .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 
-/** A signed-in person: their bearer and user id. */
-async function person(): Promise<{ token: string; userId: string }> {
-  const sub = randomId("person-");
-  const token = await h.token(sub);
-  await h.http.get("/agent/v1/connection").set(auth(token)).expect(200);
-  return { token, userId: (await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).id };
-}
+const person = () => signedIn(h);
 
 /** An owner with a workspace and an entity in it. */
 async function team() {

@@ -4,6 +4,7 @@ import { analysisJobId, submitAnalysis } from "../../src/analysis/jobs.js";
 import { RunBody } from "../../src/analysis/schemas.js";
 import { notesJobId } from "../../src/notes/service.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
+import { person as signedIn } from "./support.js";
 
 /**
  * Jobs are the workspace's, not their starter's: analyses, collection and research jobs, workflow
@@ -25,13 +26,7 @@ interface Person {
   userId: string;
 }
 
-/** A signed-in person: their bearer and user id. */
-async function person(): Promise<Person> {
-  const sub = randomId("person-");
-  const token = await h.token(sub);
-  await h.http.get("/agent/v1/connection").set(auth(token)).expect(200);
-  return { token, userId: (await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).id };
-}
+const person = () => signedIn(h);
 
 /** A workspace (an onboarded company with one skill) with an editor who starts jobs, a second editor, a viewer, and a stranger. */
 async function team() {
