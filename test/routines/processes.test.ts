@@ -78,7 +78,17 @@ describe("routines with two worker processes", { timeout: 120_000 }, () => {
     );
 
     // The watchdog noticed the missing ticks and restored the job scheduler Redis lost.
-    expect(await h.deps.queues.get("routines").getJobScheduler(TICK_SCHEDULER_ID)).toMatchObject({ every: 100 });
+    // (Read once this process's own connection is back: it queues no command while offline.)
+    const restored = await until(
+      "this process's queue connection back",
+      () =>
+        h.deps.queues
+          .get("routines")
+          .getJobScheduler(TICK_SCHEDULER_ID)
+          .catch(() => undefined),
+      10_000,
+    );
+    expect(restored).toMatchObject({ every: 100 });
     expect([b, a2].some((child) => text(child).includes("no routine dispatch pass lately"))).toBe(true);
 
     for (const child of [b, a2]) child.kill("SIGTERM");
