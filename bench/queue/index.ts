@@ -154,7 +154,7 @@ for (let i = 0; i < users; i++) {
   const {
     rows: [user],
   } = await db.query<{ id: string }>("INSERT INTO users (id, sub) VALUES (gen_random_uuid(), $1) RETURNING id", [sub]);
-  await db.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'member')", [workspace?.id, user?.id]);
+  await db.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'editor')", [workspace?.id, user?.id]);
   tokens.push(
     `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("2h").sign(new TextEncoder().encode(SECRET))}`,
   );

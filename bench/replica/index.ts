@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     await fetch(`${routed.base}/api/entities`, { headers: { Authorization: `Bearer ${reader}` } });
     await routed.deps.db.$executeRaw`
       INSERT INTO workspace_members (workspace_id, user_id, role)
-      SELECT ${entity.workspace_id}::uuid, id, 'member' FROM users WHERE sub = 'bench-reader'`;
+      SELECT ${entity.workspace_id}::uuid, id, 'viewer' FROM users WHERE sub = 'bench-reader'`;
     await pair.waitReplayed();
 
     const path = `/api/entities/${entity.id}`;

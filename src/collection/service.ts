@@ -139,7 +139,6 @@ export async function createCollectionJob(
   command: CollectionCommand,
   { forRun = false }: { forRun?: boolean } = {},
 ): Promise<CreateJobResponse> {
-  if (!forRun) await writableEntityForUser(deps.db, userId, command.entityId, "start collection and research jobs");
   const { route, collectionOnly } = command;
   const requested = [...new Set(command.platforms)];
   const key = command.idempotencyKey ?? `auto-${randomUUID()}`;
@@ -148,7 +147,8 @@ export async function createCollectionJob(
   const queueJobId = jobIds.collection(userId, key);
   const collectors = [...COLLECTOR_PLATFORMS];
 
-  // The row, if the caller may see the entity; platforms default as defaultPlatforms() says
+  // The row, if the caller may write in the entity's workspace (editor or above; any run of theirs);
+  // platforms default as defaultPlatforms() says
   // (order kept, repeats dropped). Progress starts empty: readers fill in `pending`.
   const insert = () => deps.db.$queryRaw<JobRow[]>`
     INSERT INTO collection_jobs (
@@ -170,7 +170,9 @@ export async function createCollectionJob(
       ${collectionOnly}, '{}'::jsonb, now()
     FROM entities e
     WHERE e.id = ${command.entityId}::uuid
-      AND (${forRun} OR EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid))
+      AND (${forRun} OR EXISTS (
+        SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid
+          AND m.role IN ('editor', 'admin', 'owner')))
     ON CONFLICT DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;
 
@@ -178,7 +180,10 @@ export async function createCollectionJob(
     write: async () => {
       const rows = await insert();
       if (rows[0]) return { row: rows[0], created: true };
-      // No row inserted: the key is taken, or the entity is not visible to the caller.
+      // No row inserted: the key is taken, or the caller may not write there. The role is checked
+      // again before a replay answers (a member since demoted gets 403, not the stored job); a new
+      // create pays one statement.
+      if (!forRun) await writableEntityForUser(deps.db, userId, command.entityId, "start collection and research jobs");
       const existing = await findByKey(deps.db, userId, key);
       if (!existing) throw notFound("Entity");
       if (existing.request_hash !== hash) {

@@ -29,6 +29,9 @@ export interface CancelWatch {
   stop: () => void;
 }
 
+/** When a watch first reads its row (a cancel that committed before it listened). */
+const FIRST_READ_MS = 1_000;
+
 /** How often a watch reads its row in case a cancel's announcement was lost (a Redis reconnect). */
 export const SAFETY_POLL_MS = 10_000;
 
@@ -60,7 +63,7 @@ export function watchCancellation(what: string, readStatus: StatusReader, interv
 
 /**
  * The watch a worker keeps over one job: the job's end channel tells it of a cancel at once; the row is
- * read when the watch starts (a cancel announced before it listened) and every `pollMs` after.
+ * read a second after the watch starts (a cancel announced before it listened) and every `pollMs` after.
  */
 export function watchJob(
   deps: { db: Db; pubsub: Pick<PubSub, "subscribe">; config: { REDIS_PREFIX: string } },
@@ -82,11 +85,15 @@ export function watchJob(
     })
     // Redis refused the subscription: the row is still read every pollMs.
     .catch(() => undefined);
-  void listening.then(() => watch.check()).catch(() => undefined);
+  // A cancel that committed between the claim and the subscription: one read a second in (jobs that
+  // end sooner pay nothing), then every pollMs.
+  const first = setTimeout(() => void listening.then(() => watch.check()).catch(() => undefined), FIRST_READ_MS);
+  first.unref();
   return {
     ...watch,
     stop: () => {
       stopped = true;
+      clearTimeout(first);
       watch.stop();
       void unsubscribe?.();
     },
