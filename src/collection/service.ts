@@ -4,7 +4,7 @@ import { submit } from "../jobs/submit.js";
 import type { Db } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { writableEntityForUser } from "../workspaces/access.js";
+import { isUuid, writableEntityForUser } from "../workspaces/access.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
 import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
 
@@ -139,6 +139,8 @@ export async function createCollectionJob(
   command: CollectionCommand,
   { forRun = false }: { forRun?: boolean } = {},
 ): Promise<CreateJobResponse> {
+  // An id that is not a uuid names no entity (the insert would refuse its cast).
+  if (!isUuid(command.entityId)) throw notFound("Entity");
   const { route, collectionOnly } = command;
   const requested = [...new Set(command.platforms)];
   const key = command.idempotencyKey ?? `auto-${randomUUID()}`;

@@ -178,7 +178,12 @@ describe("an endpoint that keeps failing", () => {
     await recordJobEvent(h.deps, jobEvent(workspaceId, "note_sync", "completed"));
     const delivered = await awaitDelivery(h, token, workspaceId, endpoint.id, (d) => d.status === "succeeded");
     expect(delivered.attempts).toBe(3);
-    expect(await endpointOf(h, token, workspaceId, endpoint.id)).toMatchObject({ state: "enabled", consecutive_failures: 0 });
+    // The endpoint's count is reset just after the delivery's success is recorded.
+    const reset = await until(async () => {
+      const record = await endpointOf(h, token, workspaceId, endpoint.id);
+      return record.consecutive_failures === 0 ? record : undefined;
+    }, 5_000);
+    expect(reset).toMatchObject({ state: "enabled", consecutive_failures: 0 });
   });
 
   it("answers 404 to a PATCH of another workspace's endpoint", async () => {
