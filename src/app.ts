@@ -15,6 +15,7 @@ import { docsSecurityHeaders, securityHeaders } from "./platform/http/security.j
 import { createMetrics } from "./platform/metrics.js";
 import { createRateLimiter } from "./platform/rate-limit.js";
 import { allRoutes } from "./routes.js";
+import { sharePages } from "./share/router.js";
 import { registerRoutineMetrics } from "./routines/metrics.js";
 import { acceptInvitations } from "./workspaces/members.js";
 
@@ -68,6 +69,8 @@ export function createApp(deps: AppDeps): Express {
     res.send(await metrics.registry.metrics());
   });
   app.use("/admin/queues", operatorAuth(config), queueBoard(deps.queues, "/admin/queues"));
+  // Read-only pages opened by share links (HTML, with their own CSP), and their assets.
+  app.use(sharePages(deps));
 
   // Bodies: JSON only, bounded in size.
   app.use((req: Request, _res: Response, next: NextFunction) => {

@@ -22,6 +22,7 @@ import type { AnyRoute } from "./platform/http/route.js";
 import { routineRoutes } from "./routines/routes.js";
 import { runRoutes } from "./runs/routes.js";
 import { searchRoutes } from "./search/routes.js";
+import { shareLinkRoutes } from "./share/routes.js";
 import { skillRoutes } from "./skills/routes.js";
 import { sweepRunRoutes } from "./sweeps/routes.js";
 import { webhookRoutes } from "./webhooks/routes.js";
@@ -56,5 +57,6 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...workspaceRoutes(deps),
     ...knowledgeRoutes(deps),
     ...webhookRoutes(deps),
+    ...shareLinkRoutes(deps),
   ];
 }

@@ -97,7 +97,7 @@ function reuse(existing: Analysis, input: RunInput, providedSources: string[]): 
 }
 
 /** The workspace an analysis belongs to: its own, else its entity's or project's; null for one that names neither. */
-async function analysisWorkspace(db: Db, row: Analysis): Promise<string | null> {
+export async function analysisWorkspace(db: Db, row: Analysis): Promise<string | null> {
   if (row.workspaceId) return row.workspaceId;
   const owner = row.entityId
     ? await db.entity.findUnique({ where: { id: row.entityId }, select: { workspaceId: true } })

@@ -60,7 +60,7 @@ export const BASIS: Record<string, string> = {
   quotes: "Quotes are opinion units whose text is exactly the original's text at their offsets (code points).",
 };
 
-type EntityRow = Awaited<ReturnType<typeof entityForUser>>;
+export type EntityRow = Awaited<ReturnType<typeof entityForUser>>;
 
 interface AspectStats {
   counts: Counts;
@@ -148,7 +148,12 @@ async function competitorsOf(db: Db, entity: EntityRow): Promise<EntityRow[]> {
 }
 
 export async function intelligenceSummary(db: Db, userId: string, query: SummaryQuery): Promise<IntelligenceSummary> {
-  const entity = await entityForUser(db, userId, query.entity_id);
+  return summaryOfEntity(db, await entityForUser(db, userId, query.entity_id), query.window_days);
+}
+
+/** The summary of an entity the caller was already allowed to read (a member's request, or a share link's page). */
+export async function summaryOfEntity(db: Db, entity: EntityRow, windowDays: number): Promise<IntelligenceSummary> {
+  const query = { window_days: windowDays };
   const competitors = await competitorsOf(db, entity);
   const end = new Date();
   const w: Windows = {

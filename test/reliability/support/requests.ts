@@ -60,6 +60,8 @@ function sampleRequest(route: AnyRoute, world: World): Omit<Shaped, "path"> {
   if (route.path.startsWith("/agent/v1/knowledge/")) knowledgeRequest(route, world, query, body);
   // Observations name their entity per item too: the world's own, so only the swapped field can fail.
   if (route.path === "/api/observations/submit" && body) body.observations = [{ content: "An observation", entity_id: world.entityId }];
+  // A share link names its resource by kind and `id`: the world's entity.
+  if (route.path === "/api/share-links" && body) Object.assign(body, { resource: "entity", id: world.entityId });
   return {
     query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])),
     body,

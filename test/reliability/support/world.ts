@@ -235,6 +235,11 @@ export async function buildWorld(
       .set(auth(token))
       .send({ url: "https://hooks.webhooks.invalid/research" }),
   );
+  // A share link to the world's entity (its page is read by nobody here).
+  const shareLink = await ok<{ id: string }>(
+    "share link",
+    await h.http.post("/api/share-links").set(auth(token)).send({ resource: "entity", id: entityId }),
+  );
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
     data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
@@ -276,6 +281,7 @@ export async function buildWorld(
     insight_id: [insight.record.id],
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
     endpoint_id: [webhook.id],
+    share_link_id: [shareLink.id],
     // The caller's own membership and user id: routes exercised with them may not demote or remove the
     // workspace's only owner (409) nor add anyone (already a member: 409), so the world stays as built.
     member_id: [ownMembership.id],
@@ -296,12 +302,12 @@ export function knownIds(world: World): Known {
 
 /**
  * Everything of the world's that a refused request must leave as it was: entities, keys, jobs,
- * analyses, runs, stored content, skills, routines, knowledge records, members and webhook endpoints.
+ * analyses, runs, stored content, skills, routines, knowledge records, members, webhook endpoints and share links.
  */
 export async function worldSnapshot(h: Harness, world: World): Promise<string> {
   const db = h.deps.db;
   const workspaceId = world.workspaceId;
-  const [entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints] = await Promise.all([
+  const [entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints, links] = await Promise.all([
     db.entity.findMany({ where: { id: { in: world.entityIds } }, orderBy: { id: "asc" } }),
     db.apiKey.findMany({ where: { userId: world.userId }, orderBy: { id: "asc" } }),
     db.collectionJob.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
@@ -313,8 +319,10 @@ export async function worldSnapshot(h: Harness, world: World): Promise<string> {
     db.knowledgeInsight.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
     db.workspaceMember.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
     db.webhookEndpoint.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+    db.shareLink.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
   ]);
-  return JSON.stringify({ entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints }, (_k, v) =>
-    typeof v === "bigint" ? String(v) : v,
+  return JSON.stringify(
+    { entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints, links },
+    (_k, v) => (typeof v === "bigint" ? String(v) : v),
   );
 }
