@@ -15,8 +15,8 @@ import { docsSecurityHeaders, securityHeaders } from "./platform/http/security.j
 import { createMetrics } from "./platform/metrics.js";
 import { createRateLimiter } from "./platform/rate-limit.js";
 import { allRoutes } from "./routes.js";
-import { sharePages } from "./share/router.js";
 import { registerRoutineMetrics } from "./routines/metrics.js";
+import { sharePages } from "./share/router.js";
 import { acceptInvitations } from "./workspaces/members.js";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { analysisProcessor } from "../../workers/analysis.js";
-import type { WorkerHandles } from "../../workers/runtime.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
+import type { WorkerHandles } from "../../workers/runtime.js";
 import { createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";
 import { listen, runAnalysis } from "../analysis/sse-client.js";
 import type { Harness } from "../helpers/harness.js";
@@ -52,7 +52,11 @@ export const FEEDBACK = [
   { platform: "reddit", author: "ana", content: "Could you add PDF export? I need to send notes to clients as PDF." },
   { platform: "github", author: "olu", title: "Pricing", content: "The pricing is too expensive for a small team. Pricing went up again." },
   { platform: "reddit", author: "pat", content: "Way too expensive now, the pricing is not worth it for what you get." },
-  { platform: "hackernews", author: "TechCrunch", content: "Search is great and the editor is fast, users say, though sync is unreliable." },
+  {
+    platform: "hackernews",
+    author: "TechCrunch",
+    content: "Search is great and the editor is fast, users say, though sync is unreliable.",
+  },
 ];
 
 export async function buildSharedWorld(h: Harness): Promise<SharedWorld> {
