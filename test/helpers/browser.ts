@@ -40,8 +40,14 @@ export interface WatchedPage {
   close: () => Promise<void>;
 }
 
-export async function openPage(browser: Browser, viewport = { width: 1280, height: 900 }): Promise<WatchedPage> {
-  const context = await browser.newContext({ viewport, javaScriptEnabled: true });
+export async function openPage(
+  browser: Browser,
+  options: { viewport?: { width: number; height: number }; javaScript?: boolean } = {},
+): Promise<WatchedPage> {
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1280, height: 900 },
+    javaScriptEnabled: options.javaScript ?? true,
+  });
   const page = await context.newPage();
   const errors: string[] = [];
   const failed: string[] = [];

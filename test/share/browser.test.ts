@@ -98,6 +98,36 @@ describe("pages in a browser", () => {
     });
   });
 
+  it("works without JavaScript and prints without its navigation, writing out where external links go", async () => {
+    const link = await share(h, w.tenant.token, "analysis", w.analysisId);
+    const watched = await openPage(browser, { javaScript: false });
+    try {
+      await watched.page.goto(onService(link.url));
+      const cited = watched.page.locator('a[href^="#q-"]').first();
+      const target = (await cited.getAttribute("href")) as string;
+      await cited.click();
+      expect(new URL(watched.page.url()).hash).toBe(target);
+      expect(await watched.page.locator(target).isVisible()).toBe(true);
+
+      await watched.page.emulateMedia({ media: "print" });
+      expect(await watched.page.locator("nav").first().isVisible()).toBe(false);
+      const after = await watched.page
+        .locator("a.external")
+        .first()
+        .evaluate(
+          (a) =>
+            (globalThis as unknown as { getComputedStyle: (e: unknown, p: string) => { content: string } }).getComputedStyle(a, "::after")
+              .content,
+        );
+      expect(after).toMatch(/https:\/\/example\.com\/feedback\//);
+      await screenshot(watched.page, "analysis-print");
+      expect(watched.errors).toEqual([]);
+      expect(watched.failed).toEqual([]);
+    } finally {
+      await watched.close();
+    }
+  });
+
   it("shows a knowledge record with its history and the captured text around each quote", async () => {
     const link = await share(h, w.tenant.token, "knowledge_record", w.insightId);
     await visit(onService(link.url), "knowledge-record", async ({ page }) => {
