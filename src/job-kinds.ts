@@ -2,6 +2,7 @@ import { requeueLostAnalyses } from "./analysis/requeue.js";
 import { CANCEL_PLATFORM_PROGRESS } from "./collection/progress.js";
 import { requeueStalled } from "./collection/requeue.js";
 import { requeueUnenriched } from "./ingest/requeue.js";
+import { relayStaged } from "./jobs/outbox.js";
 import { addRecovery, defineKind, onJobEnd } from "./jobs/registry.js";
 import { failLostSyncs } from "./notes/requeue.js";
 import { requeueLostRuns } from "./runs/requeue.js";
@@ -18,6 +19,8 @@ defineKind("analysis", {});
 defineKind("workflow_run", {});
 defineKind("note_sync", {});
 
+// Jobs staged with their rows but never sent (the job outbox) go first: the kinds' checks below then see them queued.
+addRecovery({ name: "staged jobs", run: async (deps) => `staged jobs: sent ${await relayStaged(deps)}` });
 addRecovery({ name: "collection jobs", run: requeueStalled });
 addRecovery({ name: "analyses", run: requeueLostAnalyses });
 addRecovery({ name: "workflow runs", run: requeueLostRuns });

@@ -1,6 +1,5 @@
-import { UnrecoverableError } from "bullmq";
 import { isFinalAttempt } from "../src/jobs/failures.js";
-import { executeRun, RunNotVisibleYet } from "../src/runs/execute.js";
+import { executeRun } from "../src/runs/execute.js";
 import type { Processor } from "./runtime.js";
 
 /**
@@ -8,11 +7,5 @@ import type { Processor } from "./runtime.js";
  * settle). A step waiting on its child job ends this job; the child's end queues the next one.
  */
 export const workflowRunProcessor: Processor<"workflow.run.v1"> = async ({ runId }, { deps, job }) => {
-  const final = isFinalAttempt(job);
-  try {
-    return { status: await executeRun(deps, runId, { final }) };
-  } catch (err) {
-    if (err instanceof RunNotVisibleYet && final) throw new UnrecoverableError(err.message);
-    throw err;
-  }
+  return { status: await executeRun(deps, runId, { final: isFinalAttempt(job) }) };
 };

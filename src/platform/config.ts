@@ -100,6 +100,8 @@ export const EnvironmentSchema = z
     ROUTINES_ENABLED: boolish.default(true),
     ROUTINE_HOUR_MS: z.coerce.number().int().min(1).max(3_600_000).default(3_600_000),
     ROUTINE_TICK_MS: z.coerce.number().int().min(50).max(3_600_000).default(30_000),
+    // How often the worker sends jobs still staged in the job outbox (src/jobs/outbox.ts).
+    OUTBOX_RELAY_MS: z.coerce.number().int().min(50).max(600_000).default(2_000),
     // Outbound webhooks. The retry schedule is multiples of WEBHOOK_RETRY_BASE_MS (5 s: 5 s, 30 s,
     // 2 min, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); WEBHOOK_MAX_ATTEMPTS can only shorten it.
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),

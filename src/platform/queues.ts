@@ -148,6 +148,15 @@ export class Queues {
     return QUEUE_NAMES.map((n) => this.get(n));
   }
 
+  /**
+   * 503 unless the queue's Redis is ready within a second: checked before a transaction that stages
+   * a job (src/jobs/outbox.ts), so a request made while the queue is down changes nothing.
+   */
+  async assertAvailable(): Promise<void> {
+    if (await whenReady(this.connection, 1000)) return;
+    throw new AppError("service_unavailable", "The job queue is unavailable; try again shortly.", { headers: { "Retry-After": "5" } });
+  }
+
   /** Validates the payload and adds the job; Redis being down becomes a 503. */
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, opts: { jobId?: string; delay?: number } = {}) {
     const entry = jobCatalog[name];

@@ -7,7 +7,7 @@ import type { Db, DbTx } from "../platform/db.js";
 import { AppError, toError } from "../platform/errors.js";
 import type { Logger } from "../platform/logger.js";
 import type { Queues } from "../platform/queues.js";
-import { insertQueuedRun } from "../runs/service.js";
+import { insertQueuedRun, sendStagedRun } from "../runs/service.js";
 import { entityForUser } from "../workspaces/access.js";
 import { ceilingCredits, dueOccurrence } from "./schedule.js";
 import type { SkipReason } from "./schemas.js";
@@ -57,8 +57,9 @@ export async function dispatchDueRoutines(deps: DispatchDeps, options: { now?: (
 /** Claims and handles one due routine not yet attempted in this pass; undefined when none is left. */
 async function dispatchNext(deps: DispatchDeps, attempted: string[], now: Date, seenBy: string): Promise<Handled | undefined> {
   let claimed: string | undefined;
+  const staged: string[] = [];
   try {
-    return await deps.db.$transaction(
+    const handled = await deps.db.$transaction(
       async (tx) => {
         const rows = await tx.$queryRaw<{ id: string }[]>`
           SELECT id FROM skill_routines
@@ -70,11 +71,16 @@ async function dispatchNext(deps: DispatchDeps, attempted: string[], now: Date, 
         if (!id) return undefined;
         claimed = id;
         attempted.push(id);
+        // A run's job is staged and sent after commit: a queue that is down fails the attempt first, reserving nothing.
+        await deps.queues.assertAvailable();
         const routine = await tx.skillRoutine.findUniqueOrThrow({ where: { id } });
-        return handleOccurrence(tx, deps, routine, now, seenBy);
+        return handleOccurrence(tx, deps, routine, now, seenBy, staged);
       },
       { timeout: 20_000, maxWait: 10_000 },
     );
+    // The run's first step, staged with it, goes on the queue now that both are committed.
+    for (const entry of staged) await sendStagedRun(deps, entry);
+    return handled;
   } catch (thrown) {
     if (!claimed) throw thrown;
     await recordFailure(deps, claimed, toError(thrown), now);
@@ -82,7 +88,14 @@ async function dispatchNext(deps: DispatchDeps, attempted: string[], now: Date, 
   }
 }
 
-async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRow, now: Date, seenBy: string): Promise<Handled> {
+async function handleOccurrence(
+  tx: DbTx,
+  deps: DispatchDeps,
+  routine: RoutineRow,
+  now: Date,
+  seenBy: string,
+  staged: string[],
+): Promise<Handled> {
   const due = dueOccurrence(routine.nextRunAt as Date, routine.intervalHours, deps.config.ROUTINE_HOUR_MS, now);
   const base = { tx, deps, routine, due };
 
@@ -128,7 +141,7 @@ async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRo
 
   const quote = await insertQuote(tx, { skillId: skill.id, entityId: entity.id, userId, sourceMode, scope, hash, price }, now);
   const occurrenceAt = due.occurrence.toISOString();
-  const run = await insertQueuedRun(tx, deps.queues, {
+  const { row: run, staged: entry } = await insertQueuedRun(tx, {
     skillId: skill.id,
     skillKey: skill.key,
     entityId: entity.id,
@@ -146,6 +159,7 @@ async function handleOccurrence(tx: DbTx, deps: DispatchDeps, routine: RoutineRo
     routineId: routine.id,
     routineOccurrenceAt: due.occurrence,
   });
+  staged.push(entry);
   const detail =
     due.coalesced > 0
       ? `This run stands for ${due.coalesced + 1} occurrences: the ${due.coalesced} before it passed while nothing dispatched.`

@@ -27,10 +27,6 @@ export interface RunContext {
   analysisId: string | null;
 }
 
-export class RunNotVisibleYet extends Error {
-  override name = "RunNotVisibleYet";
-}
-
 export type Outcome =
   | { status: "completed"; usage: { platforms: number; sources: number } }
   | { status: "cancelled"; usage: { platforms: number; sources: number } }
@@ -119,7 +115,11 @@ export function runContext(run: {
 
 export async function executeRun(deps: AppDeps, runId: string, attempt: { final: boolean }): Promise<string> {
   const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
-  if (!run) throw new RunNotVisibleYet(`Run ${runId} is not visible yet`);
+  // The first step is sent only once its run has committed (the job outbox), so a missing run was removed.
+  if (!run) {
+    deps.logger.warn({ runId }, "a workflow run's job found no run; nothing to do");
+    return "missing";
+  }
   const started = await deps.db.workflowRun.updateMany({
     where: { id: run.id, status: { in: ["queued", "running"] } },
     data: { status: "running" },

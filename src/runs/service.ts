@@ -2,11 +2,11 @@ import { appendEntry, balance, lockWorkspaceLedger } from "../billing/ledger.js"
 import type { RunScope, SourceMode } from "../billing/pricing.js";
 import { currentScope, quoteFor } from "../billing/quotes.js";
 import { jobIds } from "../jobs/ids.js";
-import { submit } from "../jobs/submit.js";
+import { relayStaged, stageJob } from "../jobs/outbox.js";
 import { canonicalJson, sha256Hex } from "../platform/canonical.js";
 import type { Db, DbTx, Prisma } from "../platform/db.js";
+import type { AppDeps } from "../platform/deps.js";
 import { AppError, ValidationFailed } from "../platform/errors.js";
-import type { Queues } from "../platform/queues.js";
 import { skillForUser, skillPath } from "../skills/service.js";
 import { entityForUser, requireWriter } from "../workspaces/access.js";
 import type { CreateRunInput, CreateRunQuery, RunRecord } from "./schemas.js";
@@ -144,7 +144,7 @@ async function latestQuoteApproval(
 }
 
 export async function createRun(
-  deps: { db: Db; queues: Queues },
+  deps: Pick<AppDeps, "db" | "queues" | "logger">,
   userId: string,
   params: { entityId: string; skillId: string; idempotencyKey: string },
   input: CreateRunInput,
@@ -180,6 +180,8 @@ export async function createRun(
   const { quote, current } = approval;
   const entity = current.entity;
 
+  // The run's job is staged in the transaction and sent after it: a queue that is down now refuses the request first.
+  await deps.queues.assertAvailable();
   const created = await db.$transaction(
     async (tx) => {
       // Same key in parallel: one creates, the others wait here and replay.
@@ -187,7 +189,7 @@ export async function createRun(
       const raced = await tx.workflowRun.findUnique({
         where: { userId_idempotencyKey: { userId, idempotencyKey: params.idempotencyKey } },
       });
-      if (raced) return { row: raced, replayed: true };
+      if (raced) return { row: raced, replayed: true, staged: null };
 
       await lockWorkspaceLedger(tx, entity.workspaceId);
       if (approval.unusedQuote && (await tx.workflowRun.findFirst({ where: { quoteId: quote.id }, select: { id: true } }))) {
@@ -201,7 +203,7 @@ export async function createRun(
           { extra: { balance: available, required: approval.maxChargeCredits } },
         );
       }
-      const row = await insertQueuedRun(tx, deps.queues, {
+      const { row, staged } = await insertQueuedRun(tx, {
         skillId: skill.id,
         skillKey: skill.key,
         entityId: entity.id,
@@ -216,7 +218,7 @@ export async function createRun(
         estimatedCredits: quote.estimatedCredits,
         scope: current.scope,
       });
-      return { row, replayed: false };
+      return { row, replayed: false, staged };
     },
     { timeout: 20_000, maxWait: 10_000 },
   );
@@ -224,6 +226,7 @@ export async function createRun(
     const again = await replay();
     if (again) return again;
   }
+  if (created.staged) await sendStagedRun(deps, created.staged);
   return { status: 202, body: toRunRecord(created.row), replayed: false };
 }
 
@@ -247,30 +250,32 @@ export interface NewRun {
 
 /**
  * Inside the caller's transaction, which holds the workspace's ledger lock and has checked the
- * balance: the run row, the reservation of its maximum, its stored answer and its job. The job is
- * enqueued before commit: if Redis refuses, the transaction rolls back and nothing is reserved
- * (the processor retries while the row is not yet visible).
+ * balance: the run row, the reservation of its maximum, its stored answer and its job, staged in
+ * the job outbox. The caller sends the staged job once the transaction has committed
+ * (`relayStaged`), so the worker always finds the run; if that send fails, the worker process's
+ * relay sends it later. The caller checks the queue is available before the transaction, so a
+ * request made while Redis is down is refused with nothing reserved.
  */
-export async function insertQueuedRun(tx: DbTx, queues: Queues, run: NewRun) {
-  const { row } = await submit({
-    write: async () => {
-      const created = await tx.workflowRun.create({ data: { ...run, scope: run.scope as unknown as Prisma.InputJsonValue } });
-      await appendEntry(tx, {
-        workspaceId: run.workspaceId,
-        kind: "reserve",
-        amount: -run.maxChargeCredits,
-        runId: created.id,
-        note: "reserved up to the approved maximum",
-      });
-      const answer = toRunRecord(created);
-      await tx.workflowRun.update({ where: { id: created.id }, data: { response: answer as unknown as Prisma.InputJsonValue } });
-      return { row: created, created: true };
-    },
-    enqueue: (created) => queues.enqueue("workflow.run.v1", { runId: created.id }, { jobId: runJobId(created.id) }),
-    // The refusal propagates and rolls back the caller's transaction: the row and the reservation.
-    undo: async () => undefined,
+export async function insertQueuedRun(tx: DbTx, run: NewRun) {
+  const created = await tx.workflowRun.create({ data: { ...run, scope: run.scope as unknown as Prisma.InputJsonValue } });
+  await appendEntry(tx, {
+    workspaceId: run.workspaceId,
+    kind: "reserve",
+    amount: -run.maxChargeCredits,
+    runId: created.id,
+    note: "reserved up to the approved maximum",
   });
-  return row;
+  const answer = toRunRecord(created);
+  await tx.workflowRun.update({ where: { id: created.id }, data: { response: answer as unknown as Prisma.InputJsonValue } });
+  const staged = await stageJob(tx, "workflow.run.v1", { runId: created.id }, runJobId(created.id));
+  return { row: created, staged };
+}
+
+/** Sends a run's staged first step now; a refusal is left to the relay (the run is stored and reserved). */
+export async function sendStagedRun(deps: Pick<AppDeps, "db" | "queues" | "logger">, staged: string): Promise<void> {
+  await relayStaged(deps, { ids: [staged] }).catch((err: unknown) =>
+    deps.logger.warn({ err }, "a run's first step stays staged; the outbox relay sends it"),
+  );
 }
 
 /** The job id of a run's first step (its later steps are queued by their child jobs' ends). */

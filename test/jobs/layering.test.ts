@@ -28,6 +28,7 @@ describe("src/jobs", () => {
 
   it("has every kind's recovery and the webhook listener once the kinds are registered", () => {
     expect(registeredRecoveries().map((r) => r.name)).toEqual([
+      "staged jobs",
       "collection jobs",
       "analyses",
       "workflow runs",

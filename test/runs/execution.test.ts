@@ -96,8 +96,8 @@ describe("workflow run execution and settlement", { timeout: 90_000 }, () => {
     const skillId = ctx.skills[1]!.id;
     const quote = await h.http.get(`/api/entities/${ctx.entityId}/skills/${skillId}/quote?source_mode=saved`).set(auth(ctx.token));
     // The run's analysis is cancelled before it runs: the run cannot succeed.
-    const analysisWorker = workers.workers.find((w) => w.name === "analysis")!;
-    await analysisWorker.pause(true);
+    // No analysis worker runs until the analysis is cancelled (a paused worker may still take the job it was fetching).
+    await workers.workers.find((w) => w.name === "analysis")!.close();
     const run = await h.http
       .post(`/api/entities/${ctx.entityId}/skills/${skillId}/runs`)
       .set(auth(ctx.token))
@@ -109,7 +109,7 @@ describe("workflow run execution and settlement", { timeout: 90_000 }, () => {
       return row.analysisId ?? undefined;
     }, 30_000);
     await h.http.post(`/agent/v1/analysis/${analysisId}/cancel`).set(auth(ctx.token)).expect(200);
-    analysisWorker.resume();
+    h.startWorkers({ "analysis.run.v1": processors["analysis.run.v1"] });
     const finished = await until(async () => {
       const row = await h.deps.db.workflowRun.findUniqueOrThrow({ where: { id: run.body.id } });
       return ["completed", "failed", "blocked"].includes(row.status) ? row : undefined;
