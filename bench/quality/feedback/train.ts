@@ -74,6 +74,7 @@
  *   |   review-l2 .01 (as l2)                                         | 0.653/0.534 | 0.807/0.659  | 0.897/0.715  |
  *   |   l2 .003 everywhere / l2 .02                                   | 0.629; 0.640| .818/.678; .810/.667 | .733; .742 |
  *   |   epochs 200; min-df 2; min-df 5                                | .639; .645; .642 | ≈ same  | ≈ same       |
+ *   |   a hashed half / three quarters of the dev issues (2026-11-26) | .646/.533; .638/.529 | same | same |
  *
  * Questions stay the weak kind (pooled question F1 0.12): neovim's questions (closed:question,
  * reports closed as usage questions) read like bug reports, and a fold without them sees 22
