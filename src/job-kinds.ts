@@ -6,6 +6,7 @@ import { relayStaged } from "./jobs/outbox.js";
 import { addRecovery, defineKind, onJobEnd } from "./jobs/registry.js";
 import { failLostSyncs } from "./notes/requeue.js";
 import { requeueLostRuns } from "./runs/requeue.js";
+import { requeueLostSweeps } from "./sweeps/requeue.js";
 import { recordJobEvent } from "./webhooks/dispatch.js";
 import { requeueWebhookDeliveries } from "./webhooks/requeue.js";
 
@@ -18,6 +19,7 @@ defineKind("collection_job", { cancelAlsoSets: CANCEL_PLATFORM_PROGRESS });
 defineKind("analysis", {});
 defineKind("workflow_run", {});
 defineKind("note_sync", {});
+defineKind("sweep_run", {});
 
 // Jobs staged with their rows but never sent (the job outbox) go first: the kinds' checks below then see them queued.
 addRecovery({ name: "staged jobs", run: async (deps) => `staged jobs: sent ${await relayStaged(deps)}` });
@@ -26,6 +28,7 @@ addRecovery({ name: "analyses", run: requeueLostAnalyses });
 addRecovery({ name: "workflow runs", run: requeueLostRuns });
 addRecovery({ name: "meeting-note syncs", run: failLostSyncs });
 addRecovery({ name: "enrichment", run: (deps) => requeueUnenriched(deps) });
+addRecovery({ name: "evidence capture runs", run: requeueLostSweeps });
 addRecovery({ name: "webhook deliveries", run: requeueWebhookDeliveries });
 
 // Job ends of a workspace with webhook endpoints become deliveries.

@@ -7,10 +7,10 @@ import type { Processor } from "./runtime.js";
 export const sweepProcessor: Processor<"sweep.run.v1"> = async (payload, { deps, job }) => {
   const finalAttempt = isFinalAttempt(job);
   try {
-    return await executeSweep(deps.db, createEmbedder(deps.config), payload.runId);
+    return await executeSweep(deps, createEmbedder(deps.config), payload.runId);
   } catch (err) {
     if (finalAttempt) {
-      await markSweepFailed(deps.db, payload.runId, err as Error).catch((markErr: unknown) =>
+      await markSweepFailed(deps, payload.runId, err as Error).catch((markErr: unknown) =>
         deps.logger.error({ runId: payload.runId, err: markErr }, "could not mark the evidence capture run failed"),
       );
     }

@@ -2,7 +2,7 @@
  * The event every job kind emits when it reaches a terminal state. The lifecycle module
  * (`src/jobs/`) emits it once per terminal transition; webhooks and continuations consume it.
  */
-export const JOB_KINDS = ["collection_job", "analysis", "workflow_run", "note_sync"] as const;
+export const JOB_KINDS = ["collection_job", "analysis", "workflow_run", "note_sync", "sweep_run"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export const TERMINAL_STATES = ["completed", "partial", "failed", "cancelled"] as const;

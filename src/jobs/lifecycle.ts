@@ -18,6 +18,7 @@ export const KIND_NAMES: Record<JobKind, string> = {
   analysis: "The analysis",
   workflow_run: "The workflow run",
   note_sync: "The meeting-note sync",
+  sweep_run: "The evidence capture run",
 };
 
 type Deps = JobDeps;
@@ -79,6 +80,7 @@ const OWNER_SQL: Record<JobKind, string> = {
     "SELECT a.user_id, COALESCE(a.workspace_id, e.workspace_id) AS workspace_id FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = $1::uuid",
   workflow_run: "SELECT user_id, workspace_id FROM workflow_runs WHERE id = $1::uuid",
   note_sync: "SELECT n.user_id, e.workspace_id FROM note_syncs n LEFT JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
+  sweep_run: "SELECT r.user_id, e.workspace_id FROM sweep_runs r LEFT JOIN entities e ON e.id = r.entity_id WHERE r.id = $1::uuid",
 };
 
 export { endedChannel } from "./channels.js";

@@ -47,4 +47,5 @@ export const KIND_TABLES = {
   analysis: "analyses",
   workflow_run: "workflow_runs",
   note_sync: "note_syncs",
+  sweep_run: "sweep_runs",
 } as const satisfies Record<JobKind, string>;

@@ -1,7 +1,13 @@
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { enrichContent } from "../enrichment/service.js";
+import { JobCancelled, watchJob } from "../jobs/cancellation.js";
+import { jobEnded } from "../jobs/lifecycle.js";
+import type { JobDeps } from "../jobs/registry.js";
 import type { Db } from "../platform/db.js";
+import type { AppDeps } from "../platform/deps.js";
 import { emptyStatistics, type SweepStatistics } from "./schemas.js";
+
+type ExecuteDeps = JobDeps & Pick<AppDeps, "pubsub">;
 
 /**
  * The worker side of evidence capture (`sweep.run.v1`): enrich the run's originals page by
@@ -15,6 +21,9 @@ import { emptyStatistics, type SweepStatistics } from "./schemas.js";
  * another model), and those stored with `collection_run_id` equal to the run's key whatever their
  * state (the agent client stores its evidence under the id it then captures with, and the
  * enrichment queue may have finished them first).
+ *
+ * A run is a job kind of the shared lifecycle (`sweep_run`): a cancel stops it at the next page (what
+ * it enriched stays), and its end (completed, failed, cancelled) is announced like every job's.
  */
 export const SWEEP_PAGE = 500;
 
@@ -26,7 +35,20 @@ interface Claimed {
   statistics: Partial<SweepStatistics>;
 }
 
-export async function executeSweep(db: Db, embedder: EmbeddingProvider, runId: string): Promise<SweepStatistics | null> {
+export async function executeSweep(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: string): Promise<SweepStatistics | null> {
+  const cancel = watchJob(deps, "sweep_run", runId, "The evidence capture run");
+  try {
+    return await runPages(deps, embedder, runId, cancel.checkpoint);
+  } catch (err) {
+    if (err instanceof JobCancelled || cancel.signal.aborted) return null;
+    throw err;
+  } finally {
+    cancel.stop();
+  }
+}
+
+async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: string, checkpoint: () => void) {
+  const { db } = deps;
   const claimed = await db.$queryRaw<Claimed[]>`
     UPDATE sweep_runs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, clock_timestamp()),
       updated_at = clock_timestamp()
@@ -49,6 +71,7 @@ export async function executeSweep(db: Db, embedder: EmbeddingProvider, runId: s
 
   let cursor = { createdAt: run.cursor_created_at, id: run.cursor_id };
   for (;;) {
+    checkpoint();
     const page = await db.$queryRaw<{ id: string; created_at: Date }[]>`
       SELECT c.id, c.created_at FROM content_store c, sweep_runs r
       WHERE r.id = ${runId}::uuid AND c.entity_id = r.entity_id AND c.created_at <= r.cutoff
@@ -78,10 +101,12 @@ export async function executeSweep(db: Db, embedder: EmbeddingProvider, runId: s
     WHERE r.id = ${runId}::uuid AND c.entity_id = r.entity_id AND c.created_at <= r.cutoff
       AND (c.enriched_at IS NULL OR c.embedding_model IS DISTINCT FROM ${model})`;
   stats.remaining = left[0]?.n ?? 0;
-  await db.$executeRaw`
+  const completed = await db.$executeRaw`
     UPDATE sweep_runs SET status = 'completed', statistics = ${JSON.stringify(stats)}::jsonb, finished_at = clock_timestamp(),
       updated_at = clock_timestamp(), error = NULL
     WHERE id = ${runId}::uuid AND status = 'running'`;
+  if (completed > 0)
+    await jobEnded(deps, { kind: "sweep_run", id: runId, status: "completed", data: { entity_id: run.entity_id, statistics: stats } });
   return stats;
 }
 
@@ -92,10 +117,14 @@ async function save(db: Db, runId: string, stats: SweepStatistics, cursorCreated
     WHERE id = ${runId}::uuid AND status = 'running'`;
 }
 
-/** Marks a run failed after its job's last attempt. */
-export async function markSweepFailed(db: Db, runId: string, error: Error): Promise<void> {
-  await db.$executeRaw`
+/** Marks a run failed after its job's last attempt (a run that ended otherwise meanwhile stays as it ended). */
+export async function markSweepFailed(deps: JobDeps, runId: string, error: Error): Promise<void> {
+  const failed = await deps.db.$queryRaw<{ entity_id: string }[]>`
     UPDATE sweep_runs SET status = 'failed', error = ${error.message.slice(0, 2000)}, finished_at = clock_timestamp(),
       updated_at = clock_timestamp()
-    WHERE id = ${runId}::uuid AND status <> 'completed'`;
+    WHERE id = ${runId}::uuid AND status IN ('queued', 'running')
+    RETURNING entity_id`;
+  const row = failed[0];
+  if (row)
+    await jobEnded(deps, { kind: "sweep_run", id: runId, status: "failed", data: { entity_id: row.entity_id, error: error.message } });
 }

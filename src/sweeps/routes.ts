@@ -1,7 +1,8 @@
+import { cancelRoute } from "../jobs/routes.js";
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
-import { startSweep, sweepRun } from "./run.js";
+import { cancelSweep, startSweep, sweepRun } from "./run.js";
 import { RunSweepBody, SweepRunParams, SweepRunRecord } from "./schemas.js";
 
 const tags = ["evidence"];
@@ -42,5 +43,15 @@ export const sweepRunRoutes = (deps: AppDeps) => [
       404: { description: "Unknown run, or its entity is not in a workspace of the caller" },
     },
     handler: async ({ params, auth }) => ({ body: await sweepRun(deps, callerId(auth), params.sweep_run_id) }),
+  }),
+  cancelRoute({
+    path: "/api/sweeps/runs/:sweep_run_id/cancel",
+    summary: "Cancel an evidence capture run; what it enriched before the cancel stays",
+    tags,
+    auth: AUTH.ingest,
+    params: SweepRunParams,
+    schema: SweepRunRecord,
+    what: "The evidence capture run",
+    cancel: (params, auth) => cancelSweep(deps, callerId(auth), params.sweep_run_id),
   }),
 ];

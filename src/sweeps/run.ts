@@ -1,8 +1,8 @@
-import { setTimeout as delay } from "node:timers/promises";
 import { jobIds } from "../jobs/ids.js";
+import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid, writableEntityForUser } from "../workspaces/access.js";
+import { isUuid, requireWriter, writableEntityForUser } from "../workspaces/access.js";
 import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepStatistics, type SweepStatus } from "./schemas.js";
 
 /**
@@ -10,7 +10,7 @@ import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepSta
  * queue one `sweep.run.v1` job for it, wait briefly, and answer the run. The same key for the
  * same entity answers the same run (a failed one is run again); for another entity it is a 409.
  */
-export type SweepDeps = Pick<AppDeps, "db" | "queues" | "config">;
+export type SweepDeps = Pick<AppDeps, "db" | "queues" | "config" | "pubsub" | "redis" | "logger" | "reads">;
 
 interface SweepRow {
   id: string;
@@ -45,7 +45,7 @@ export function toSweepRecord(row: SweepRow): SweepRunRecord {
   };
 }
 
-const finished = (status: string) => status === "completed" || status === "failed";
+const finished = (status: string) => status === "completed" || status === "failed" || status === "cancelled";
 
 /** Starts (or replays) a run for an entity of a workspace where the caller is an editor or above (403 `forbidden` for a viewer). */
 export async function startSweep(
@@ -77,7 +77,8 @@ export async function startSweep(
       );
     }
     runId = existing.id;
-    if (existing.status === "completed") return { finished: true, body: toSweepRecord(existing) };
+    // Completed and cancelled are final: the same key answers the run as it ended.
+    if (existing.status === "completed" || existing.status === "cancelled") return { finished: true, body: toSweepRecord(existing) };
     if (existing.status === "failed") {
       // A failed run may be run again under the same key; one retry wins the reset. It keeps its
       // cutoff, cursor and statistics, so it continues where it stopped.
@@ -104,25 +105,62 @@ export async function startSweep(
   return waitForSweep(deps, runId);
 }
 
+/**
+ * Waits up to SWEEP_WAIT_MS for the run to end: subscribed to its end signal (announced by the worker
+ * once the end has committed), the row is read before waiting and once after the signal or the deadline.
+ */
 async function waitForSweep(deps: SweepDeps, runId: string): Promise<{ finished: boolean; body: SweepRunRecord }> {
-  const deadline = Date.now() + deps.config.SWEEP_WAIT_MS;
-  let pause = 25;
-  for (;;) {
-    const row = await deps.db.sweepRun.findUnique({ where: { id: runId } });
+  let signalled: () => void = () => undefined;
+  const ended = new Promise<void>((resolve) => {
+    signalled = resolve;
+  });
+  const unsubscribe = await deps.pubsub
+    .subscribe(endedChannel(deps.config.REDIS_PREFIX, "sweep_run", runId), () => signalled())
+    .catch(() => undefined);
+  try {
+    let row = await deps.db.sweepRun.findUnique({ where: { id: runId } });
+    if (row && !finished(row.status) && deps.config.SWEEP_WAIT_MS > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, deps.config.SWEEP_WAIT_MS)))]);
+      clearTimeout(timer);
+      row = await deps.db.sweepRun.findUnique({ where: { id: runId } });
+    }
     if (!row) throw notFound("Sweep run");
-    const remaining = deadline - Date.now();
-    if (finished(row.status) || remaining <= 0) return { finished: finished(row.status), body: toSweepRecord(row) };
-    await delay(Math.min(pause, remaining));
-    pause = Math.min(pause * 2, 250);
+    return { finished: finished(row.status), body: toSweepRecord(row) };
+  } finally {
+    await unsubscribe?.();
   }
+}
+
+/**
+ * Cancels a run of the workspace (editors and above, whoever started it): a queued run leaves the
+ * queue, a running one stops at its next page; what it enriched stays. Cancelling again answers the same.
+ */
+export async function cancelSweep(deps: SweepDeps, userId: string, runId: string): Promise<SweepRunRecord> {
+  const visible = await visibleRun(deps, userId, runId);
+  await requireWriter(deps.db, userId, visible.workspaceId, "cancel evidence capture runs");
+  const outcome = await markCancelled(deps.db, "sweep_run", runId);
+  assertCancelled("sweep_run", outcome);
+  if (outcome.changed) {
+    await removeQueuedEntry(deps.queues.get("enrichment"), jobIds.sweep(runId));
+    await jobEnded(deps, { kind: "sweep_run", id: runId, status: "cancelled", data: { entity_id: visible.row.entityId } });
+  }
+  return toSweepRecord(await deps.db.sweepRun.findUniqueOrThrow({ where: { id: runId } }));
+}
+
+async function visibleRun(deps: Pick<AppDeps, "db">, userId: string, runId: string) {
+  const row = isUuid(runId) ? await deps.db.sweepRun.findUnique({ where: { id: runId } }) : null;
+  const entity = row
+    ? await deps.db.entity.findFirst({
+        where: { id: row.entityId, workspace: { members: { some: { userId } } } },
+        select: { workspaceId: true },
+      })
+    : null;
+  if (!row || !entity) throw notFound("Sweep run");
+  return { row, workspaceId: entity.workspaceId };
 }
 
 /** A run of an entity the caller can see, whoever started it; 404 when the caller is not a member of the entity's workspace. */
 export async function sweepRun(deps: Pick<AppDeps, "db">, userId: string, runId: string): Promise<SweepRunRecord> {
-  if (!isUuid(runId)) throw notFound("Sweep run");
-  const row = await deps.db.sweepRun.findUnique({ where: { id: runId } });
-  const visible =
-    row !== null && (await deps.db.entity.count({ where: { id: row.entityId, workspace: { members: { some: { userId } } } } })) > 0;
-  if (!row || !visible) throw notFound("Sweep run");
-  return toSweepRecord(row);
+  return toSweepRecord((await visibleRun(deps, userId, runId)).row);
 }

@@ -20,7 +20,7 @@ export type RunSweepInput = z.output<typeof RunSweepBody>;
 
 export const SweepRunParams = z.object({ sweep_run_id: pathId("Sweep run") });
 
-export const SWEEP_STATUSES = ["queued", "running", "completed", "failed"] as const;
+export const SWEEP_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
 export type SweepStatus = (typeof SWEEP_STATUSES)[number];
 
 export const SweepStatistics = z.object({

@@ -34,9 +34,10 @@ describe("src/jobs", () => {
       "workflow runs",
       "meeting-note syncs",
       "enrichment",
+      "evidence capture runs",
       "webhook deliveries",
     ]);
     expect(jobEndListeners()).toHaveLength(1);
-    expect(JOB_KINDS.length).toBe(4);
+    expect(JOB_KINDS.length).toBe(5);
   });
 });
