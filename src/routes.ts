@@ -6,6 +6,7 @@ import { collectionPlanRoutes } from "./collection-plan/routes.js";
 import { connectionRoutes } from "./connection/routes.js";
 import { contextRoutes } from "./context/routes.js";
 import { coverageRoutes } from "./coverage/routes.js";
+import { deletionRoutes } from "./deletion/routes.js";
 import { embedRoutes } from "./embed/routes.js";
 import { entityRoutes } from "./entities/routes.js";
 import { exportRoutes } from "./export/routes.js";
@@ -58,5 +59,6 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...knowledgeRoutes(deps),
     ...webhookRoutes(deps),
     ...shareLinkRoutes(deps),
+    ...deletionRoutes(deps),
   ];
 }

@@ -3,6 +3,7 @@ import { collectionProcessor } from "../src/collection/runner.js";
 import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
+import { erasureProcessor } from "./erasures.js";
 import { notesSyncProcessor } from "./notes-sync.js";
 import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
@@ -16,6 +17,7 @@ export const processors: ProcessorTable = {
   "analysis.run.v1": analysisProcessor,
   "enrichment.content.v1": enrichmentProcessor,
   "sweep.run.v1": sweepProcessor,
+  "erasure.run.v1": erasureProcessor,
   "context.embed.v1": contextEmbedProcessor,
   "notes.sync.v1": notesSyncProcessor,
   "workflow.run.v1": workflowRunProcessor,

@@ -1,4 +1,5 @@
 import { UnrecoverableError } from "bullmq";
+import { forgetDeletedCitations } from "../deletion/analyses.js";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
 import { type CancelWatch, JobCancelled, watchJob } from "../jobs/cancellation.js";
@@ -132,6 +133,9 @@ async function analyse(
     for (const item of output.data.evidence) await appendEvent(deps, analysisId, "evidence", { ...item });
     await appendEvent(deps, analysisId, "progress", { step: "finalize", status: "running", progress: 0.95 });
     await appendEvent(deps, analysisId, "result", result, async (tx) => {
+      // Originals deleted since they were quoted are cited unavailable, here and in the stored evidence
+      // events; the rest are share-locked until this commits, so a deletion after it finds this result.
+      await forgetDeletedCitations(tx, analysisId, output.data);
       await stillRunning(tx, analysisId, { status: "running" });
       await storeInsights(tx, analysisId, row.entityId, output.data, output.entityOf);
       // Insights become generated knowledge records in the same transaction; their ids join the

@@ -41,6 +41,12 @@ export const ANALYSIS_STATUSES = ["queued", "running", "completed", "partial", "
 export type AnalysisStatus = (typeof ANALYSIS_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly AnalysisStatus[] = ["completed", "partial", "failed", "cancelled"];
 
+/** A citation of an original deleted since (src/deletion): why and when; its quote, url and author are gone. */
+export const UnavailableCitation = z.object({
+  reason: z.enum(["deleted", "author_erased"]),
+  at: z.string(),
+});
+
 export const EvidenceItem = z.object({
   number: z.number().int(),
   content_id: z.string(),
@@ -54,6 +60,8 @@ export const EvidenceItem = z.object({
   start_offset: z.number().int(),
   end_offset: z.number().int(),
   opinion_unit_id: z.string().nullable(),
+  /** Present once the quoted original was deleted: `quote`, `url` and `author` are then empty. */
+  unavailable: UnavailableCitation.optional(),
 });
 export type EvidenceItem = z.infer<typeof EvidenceItem>;
 
@@ -90,7 +98,9 @@ export type InsightItem = z.infer<typeof InsightItem>;
 
 export const ResultData = z.object({
   answer: z.string(),
-  citations: z.array(z.object({ number: z.number().int(), content_id: z.string(), quote: z.string() })),
+  citations: z.array(
+    z.object({ number: z.number().int(), content_id: z.string(), quote: z.string(), unavailable: UnavailableCitation.optional() }),
+  ),
   insights: z.array(InsightItem),
   evidence: z.array(EvidenceItem),
   coverage: z.record(z.string(), z.object({ in_scope: z.number().int(), retrieved: z.number().int(), cited: z.number().int() })),

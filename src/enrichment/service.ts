@@ -68,12 +68,22 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
     );
 
     await db.$transaction(async (tx) => {
-      if (units.length > 0) {
-        const inserted = await tx.opinionUnit.createMany({ data: units, skipDuplicates: true });
+      // The rows are locked as the update would lock them, and only those still stored get units: a
+      // row deleted meanwhile (src/deletion) must not leave units of its words behind.
+      const locked = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM content_store WHERE id = ANY(${todo.map((r) => r.id)}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
+      const present = new Set(locked.map((r) => r.id));
+      const kept = units.filter((u) => present.has(u.contentId));
+      if (kept.length > 0) {
+        const inserted = await tx.opinionUnit.createMany({ data: kept, skipDuplicates: true });
         result.unitsInserted += inserted.count;
       }
       const enrichedAt = new Date();
       for (const [index, row] of todo.entries()) {
+        if (!present.has(row.id)) {
+          result.missing++;
+          continue;
+        }
         // Conditional, so a concurrent run of the same ids (a re-delivered job) writes nothing twice.
         const updated = await tx.content.updateMany({
           where: { id: row.id, OR: [{ enrichedAt: null }, { embeddingModel: null }, { embeddingModel: { not: embedder.model } }] },

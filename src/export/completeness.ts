@@ -19,6 +19,9 @@ import type { CompletenessQuery, CompletenessResponse, PlatformCompleteness } fr
  * - `comprehensive` holds when at least one platform is in scope and every platform of
  *   every entity in scope has proven coverage, every row enriched and every row text.
  *   Rows without a URL are reported as gaps but do not decide it.
+ * - Originals deleted on purpose (a delete, an author erasure: src/deletion) are not stored: they
+ *   are counted as `deleted` (from their tombstones), with how many went after the latest coverage
+ *   was recorded, never as rows nor as missing.
  */
 interface ScopeEntity {
   id: string;
@@ -37,6 +40,12 @@ interface CountsRow {
   with_embedding: number;
   with_opinion_units: number;
   with_enrichment: number;
+}
+
+interface DeletedRow {
+  entity_id: string;
+  platform: string;
+  at: Date;
 }
 
 const STATE_RANK: Record<string, number> = { unknown: 1, blocked: 2, sampled: 3, bounded: 4, exhaustive: 5 };
@@ -84,6 +93,14 @@ async function contentCounts(db: Db, entityIds: string[], platform: string | und
     GROUP BY c.entity_id, c.platform`;
 }
 
+/** When each deleted original of the entities went, per platform (ids and times only). */
+async function deletions(db: Db, entityIds: string[], platform: string | undefined): Promise<DeletedRow[]> {
+  if (entityIds.length === 0) return [];
+  return db.$queryRaw<DeletedRow[]>`
+    SELECT entity_id, platform, deleted_at AS at FROM content_deletions
+    WHERE entity_id = ANY(${entityIds}::uuid[]) AND (${platform ?? null}::text IS NULL OR platform = ${platform ?? null}::text)`;
+}
+
 const emptyCounts = () => ({
   rows: 0,
   sources: 0,
@@ -93,10 +110,17 @@ const emptyCounts = () => ({
   with_embedding: 0,
   with_opinion_units: 0,
   with_enrichment: 0,
+  deleted: 0,
 });
 
-function platformRow(platform: string, counts: CountsRow | undefined, coverage: LatestCoverage | undefined): PlatformCompleteness {
+function platformRow(
+  platform: string,
+  counts: CountsRow | undefined,
+  coverage: LatestCoverage | undefined,
+  deleted: Date[],
+): PlatformCompleteness {
   const c = counts ?? { ...emptyCounts(), entity_id: "", platform };
+  const last = deleted.reduce<Date | null>((max, at) => (max === null || at > max ? at : max), null);
   return {
     platform,
     rows: c.rows,
@@ -107,12 +131,15 @@ function platformRow(platform: string, counts: CountsRow | undefined, coverage: 
     with_embedding: c.with_embedding,
     with_opinion_units: c.with_opinion_units,
     with_enrichment: c.with_enrichment,
+    deleted: deleted.length,
     coverage_state: coverage?.coverageState ?? null,
     coverage_recorded_at: coverage?.recordedAt.toISOString() ?? null,
     coverage_finished_at: coverage?.finishedAt ?? null,
     coverage_run_id: coverage?.runId ?? null,
     coverage_proven: coverage?.coverageState === "exhaustive",
     enrichment_complete: c.with_enrichment === c.rows,
+    deleted_after_coverage: coverage ? deleted.filter((at) => at > coverage.recordedAt).length : 0,
+    last_deleted_at: last?.toISOString() ?? null,
   };
 }
 
@@ -163,19 +190,29 @@ function aggregate(platform: string, rows: PlatformCompleteness[]): PlatformComp
     with_embedding: sum((r) => r.with_embedding),
     with_opinion_units: sum((r) => r.with_opinion_units),
     with_enrichment: sum((r) => r.with_enrichment),
+    deleted: sum((r) => r.deleted),
     coverage_state: weakest?.coverage_state ?? null,
     coverage_recorded_at: weakest?.coverage_recorded_at ?? null,
     coverage_finished_at: weakest?.coverage_finished_at ?? null,
     coverage_run_id: weakest?.coverage_run_id ?? null,
     coverage_proven: rows.every((r) => r.coverage_proven),
     enrichment_complete: rows.every((r) => r.enrichment_complete),
+    deleted_after_coverage: sum((r) => r.deleted_after_coverage),
+    last_deleted_at: rows.reduce<string | null>(
+      (max, r) => (r.last_deleted_at && (!max || r.last_deleted_at > max) ? r.last_deleted_at : max),
+      null,
+    ),
   };
 }
 
 export async function completeness(db: Db, userId: string, query: CompletenessQuery): Promise<CompletenessResponse> {
   const { entities, workspaceIds } = await scopeEntities(db, userId, query);
   const ids = entities.map((e) => e.id);
-  const [counts, coverage] = await Promise.all([contentCounts(db, ids, query.platform), latestCoverage(db, ids, query.platform)]);
+  const [counts, coverage, deleted] = await Promise.all([
+    contentCounts(db, ids, query.platform),
+    latestCoverage(db, ids, query.platform),
+    deletions(db, ids, query.platform),
+  ]);
 
   const gaps: string[] = [];
   const perPlatform = new Map<string, PlatformCompleteness[]>();
@@ -191,6 +228,7 @@ export async function completeness(db: Db, userId: string, query: CompletenessQu
         platform,
         mine.find((c) => c.platform === platform),
         cov,
+        deleted.filter((d) => d.entity_id === entity.id && d.platform === platform).map((d) => d.at),
       );
       gaps.push(...gapsOf(entity, row, cov));
       perPlatform.set(platform, [...(perPlatform.get(platform) ?? []), row]);

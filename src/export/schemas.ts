@@ -55,6 +55,8 @@ const Counts = {
   with_embedding: z.number().int(),
   with_opinion_units: z.number().int(),
   with_enrichment: z.number().int(),
+  /** Originals deleted on purpose (src/deletion): not stored, not counted in `rows`, and not a gap. */
+  deleted: z.number().int(),
 };
 
 export const PlatformCompleteness = z.object({
@@ -66,6 +68,9 @@ export const PlatformCompleteness = z.object({
   coverage_run_id: z.string().nullable(),
   coverage_proven: z.boolean(),
   enrichment_complete: z.boolean(),
+  /** Of `deleted`, those deleted after the latest coverage record was written. */
+  deleted_after_coverage: z.number().int(),
+  last_deleted_at: z.string().nullable(),
 });
 export type PlatformCompleteness = z.infer<typeof PlatformCompleteness>;
 

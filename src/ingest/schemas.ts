@@ -72,6 +72,12 @@ export const IngestResponse = z.object({
   inserted: z.number().int(),
   skipped_dedup: z.number().int(),
   skipped_irrelevant: z.number().int(),
+  skipped_erased: z
+    .number()
+    .int()
+    .describe(
+      "Items not stored because their author was erased in this workspace (POST /api/workspaces/{workspace_id}/erasures), with the comments of such a source; each keeps its place in parent_content_ids/comment_content_ids with an empty id",
+    ),
   total_received: z.number().int(),
   stored: z.number().int(),
   content_ids: z.array(z.string()),

@@ -1,7 +1,8 @@
+import { type ErasedAuthors, erasedAuthors } from "../deletion/authors.js";
 import { jobIds } from "../jobs/ids.js";
 import { type DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
-import { planBatch } from "./plan.js";
+import { type BatchPlan, planBatch } from "./plan.js";
 import { COUNT_BASIS, type IngestRequest, type IngestResponse } from "./schemas.js";
 import { insertRows } from "./sql.js";
 
@@ -10,9 +11,11 @@ import { insertRows } from "./sql.js";
  * comments or nothing; originals already stored for the entity are reused, never
  * rewritten. After commit the new rows are queued for enrichment (embedding, opinion
  * units); the answer never waits for it. Collectors and the notes import call this same
- * function from the worker.
+ * function from the worker. Items of authors erased in the workspace (src/deletion) are not
+ * stored, nor the comments of such a source: they are counted in `skipped_erased` and keep their
+ * place in the positional id lists with an empty id.
  */
-export type IngestDeps = Pick<AppDeps, "db" | "queues" | "logger">;
+export type IngestDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
 
 export const ENRICHMENT_CHUNK = 5000;
 const TX_OPTIONS = { maxWait: 10_000, timeout: 60_000 } as const;
@@ -63,22 +66,25 @@ export async function ingestContentWith<T>(
     attempt += 1;
     try {
       outcome = await deps.db.$transaction(async (tx) => {
+        const platforms = plan.sources.map((row) => row.platform);
+        const kept = withoutErased(plan, await erasedAuthors(tx, deps.config, entity.workspaceId, platforms));
         const sources = await insertRows(
           tx,
           entity,
           "source",
-          plan.sources.map((row) => ({ ...row, parent_id: null })),
+          kept.sources.map((row) => ({ ...row, parent_id: null })),
           run,
         );
         const comments = await insertRows(
           tx,
           entity,
           "comment",
-          plan.comments.map((row) => ({ ...row, parent_id: sources.ids.get(row.parent_key ?? "") ?? null })),
+          kept.comments.map((row) => ({ ...row, parent_id: sources.ids.get(row.parent_key ?? "") ?? null })),
           run,
         );
         const ids = new Map([...sources.ids, ...comments.ids]);
-        const idOf = (key: string) => ids.get(key) as string;
+        // An erased item keeps its place in the positional lists, with no id.
+        const idOf = (key: string) => ids.get(key) ?? "";
         const newIds = [...sources.inserted, ...comments.inserted].map(idOf);
         const answer = buildAnswer(plan.sourceKeys.map(idOf), plan.commentKeys.map(idOf), newIds.length, comments.inserted.size);
         return { answer, newIds, extra: await alsoStore(tx, answer) };
@@ -99,15 +105,26 @@ export async function ingestContentWith<T>(
   return { answer: outcome.answer, extra: outcome.extra };
 }
 
+/** The plan without the rows of erased authors, nor the comments of an erased author's source. */
+function withoutErased(plan: BatchPlan, erased: ErasedAuthors): Pick<BatchPlan, "sources" | "comments"> {
+  const sources = plan.sources.filter((row) => !erased(row.platform, row.author));
+  const keptSources = new Set(sources.map((row) => row.dedup_key));
+  const comments = plan.comments.filter((row) => keptSources.has(row.parent_key ?? "") && !erased(row.platform, row.author));
+  return { sources, comments };
+}
+
 function buildAnswer(parentIds: string[], commentIds: string[], inserted: number, commentsInserted: number): IngestResponse {
   const totalReceived = parentIds.length + commentIds.length;
+  const contentIds = [...parentIds, ...commentIds].filter((id) => id !== "");
+  const stored = contentIds.length;
   return {
     inserted,
-    skipped_dedup: totalReceived - inserted,
+    skipped_dedup: stored - inserted,
     skipped_irrelevant: 0,
+    skipped_erased: totalReceived - stored,
     total_received: totalReceived,
-    stored: totalReceived,
-    content_ids: [...parentIds, ...commentIds],
+    stored,
+    content_ids: contentIds,
     parent_content_ids: parentIds,
     comment_content_ids: commentIds,
     comments_received: commentIds.length,

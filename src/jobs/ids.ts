@@ -21,6 +21,8 @@ export const jobIds = {
   /** An operator's requeue of unenriched rows: a new pass each time the command runs. */
   enrichmentRequeue: (pass: string, contentIds: string[]) => deriveJobId("enrich-requeue", pass, ...contentIds),
   sweep: (runId: string) => deriveJobId("sweep", runId),
+  /** An author erasure's batches (src/deletion). */
+  erasure: (erasureId: string) => deriveJobId("erasure", erasureId),
   pageEmbed: (pageId: string, version: number) => deriveJobId("page-embed", pageId, String(version)),
   /** One webhook delivery (one endpoint, one message). */
   webhookDelivery: (deliveryId: string) => deriveJobId("webhook", deliveryId),

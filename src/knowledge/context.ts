@@ -3,7 +3,7 @@ import { codePointLength } from "../platform/text.js";
 import { type EvidenceRow, INSIGHT_COLUMNS, type InsightRow, type RevisionRow } from "./records.js";
 import type { Relation } from "./schemas.js";
 import type { KnowledgeScope } from "./scope.js";
-import { isAvailable, loadSnapshots, type Snapshot } from "./sources.js";
+import { isAvailable, loadSnapshots, type Snapshot, unavailableOf } from "./sources.js";
 
 /**
  * A bounded Markdown view of a scope's current records (most recently updated first) with
@@ -114,7 +114,10 @@ function renderRecord(row: InsightRow, rev: RevisionRow, evidence: EvidenceRow[]
     for (const e of evidence) {
       const snapshot = snapshots.get(e.sourceRevisionId);
       if (!snapshot || !isAvailable(snapshot)) {
-        lines.push(`- ${e.relation}: unavailable (the original ${e.originalId} was deleted) · source ${e.sourceRevisionId}`);
+        const gone = unavailableOf(snapshot);
+        lines.push(
+          `- ${e.relation}: unavailable (the original ${e.originalId} was deleted) · ${[gone.reason, gone.at].filter(Boolean).join(" ")} · source ${e.sourceRevisionId}`,
+        );
         continue;
       }
       const about = [snapshot.platform, snapshot.author, snapshot.publishedAt?.toISOString().slice(0, 10), snapshot.url]

@@ -4,7 +4,7 @@ import { isUuid } from "../workspaces/access.js";
 import { sliceSpan } from "./quotes.js";
 import type { EvidenceRecord, InsightRecord, InsightSummary, ListQuery, Origin, Relation, ResolvedEvidence } from "./schemas.js";
 import type { KnowledgeScope } from "./scope.js";
-import { allowedRelations, isAvailable, loadSnapshots, type Snapshot, toSourceSummary } from "./sources.js";
+import { allowedRelations, isAvailable, loadSnapshots, type Snapshot, toSourceSummary, unavailableOf } from "./sources.js";
 
 /**
  * Read models of knowledge records: the record at a revision (current or historical) with
@@ -108,7 +108,10 @@ export function toRecord(insight: InsightRow, rev: RevisionRow, evidence: Eviden
   };
 }
 
-/** Each cited quote with the span of its snapshot's text, or unavailable when the original is gone. */
+/**
+ * Each cited quote with the span of its snapshot's text, or unavailable when the original is gone:
+ * then its quote is empty (cleared when the original was deleted) and `unavailable` says why and when.
+ */
 export function resolveEvidence(evidence: EvidenceRow[], snapshots: Map<string, Snapshot>): ResolvedEvidence[] {
   return evidence.map((e) => {
     const snapshot = snapshots.get(e.sourceRevisionId);
@@ -123,6 +126,7 @@ export function resolveEvidence(evidence: EvidenceRow[], snapshots: Map<string, 
       source_text_kind: kind,
       allowed_relations: allowedRelations(kind),
       span: text === null ? null : { ...span, text },
+      ...(available ? {} : { unavailable: unavailableOf(snapshot) }),
     };
   });
 }

@@ -190,6 +190,8 @@ export const SourceSummary = z.object({
   text_length: z.number().int(),
   captured_at: z.string(),
   removed_at: z.string().nullable(),
+  /** Why the original was removed: `deleted` (DELETE /agent/v1/content/{content_id}) or `author_erased`; null while it exists. */
+  removed_reason: z.string().nullable().optional(),
 });
 export type SourceSummary = z.infer<typeof SourceSummary>;
 
@@ -202,6 +204,8 @@ export const ResolvedEvidence = EvidenceRecord.extend({
   source_text_kind: z.enum(["original", "interpretation"]),
   allowed_relations: z.array(z.enum(RELATIONS)),
   span: z.object({ start: z.number().int(), end: z.number().int(), text: z.string() }).nullable(),
+  /** Present when the cited original is gone: why (`deleted`, `author_erased`) and when; the quote is then empty. */
+  unavailable: z.object({ reason: z.string(), at: z.string().nullable() }).optional(),
 });
 export type ResolvedEvidence = z.infer<typeof ResolvedEvidence>;
 

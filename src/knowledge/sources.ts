@@ -32,6 +32,8 @@ export interface Snapshot {
   textLength: number;
   capturedAt: Date;
   removedAt: Date | null;
+  /** Why the original went (its tombstone, src/deletion): deleted, or author_erased; null while it exists. */
+  removedReason: string | null;
 }
 
 export const allowedRelations = (kind: TextKind): Relation[] =>
@@ -41,7 +43,9 @@ export const isAvailable = (s: Pick<Snapshot, "contentId" | "text">) => s.conten
 
 const SNAPSHOT_COLUMNS = Prisma.sql`s.id, s.content_id AS "contentId", s.original_id AS "originalId", s.entity_id AS "entityId",
   s.workspace_id AS "workspaceId", s.text_kind AS "textKind", s.row_kind AS "rowKind", s.platform, s.url, s.title, s.author,
-  s.published_at AS "publishedAt", s.text, s.text_length AS "textLength", s.captured_at AS "capturedAt", s.removed_at AS "removedAt"`;
+  s.published_at AS "publishedAt", s.text, s.text_length AS "textLength", s.captured_at AS "capturedAt", s.removed_at AS "removedAt",
+  CASE WHEN s.content_id IS NULL
+    THEN coalesce((SELECT d.reason FROM content_deletions d WHERE d.content_id = s.original_id), 'deleted') END AS "removedReason"`;
 
 const textKindSql = () => Prisma.sql`CASE WHEN ${evidenceRowCondition()} THEN 'original' ELSE 'interpretation' END`;
 
@@ -107,7 +111,13 @@ export function toSourceSummary(s: Snapshot): SourceSummary {
     text_length: s.textLength,
     captured_at: s.capturedAt.toISOString(),
     removed_at: s.removedAt?.toISOString() ?? null,
+    removed_reason: s.removedReason,
   };
+}
+
+/** Why and when a citation's original went, for a snapshot that is no longer available. */
+export function unavailableOf(s: Snapshot | undefined): { reason: string; at: string | null } {
+  return { reason: s?.removedReason ?? "deleted", at: s?.removedAt?.toISOString() ?? null };
 }
 
 /** One captured snapshot of an original of the scope. */

@@ -202,14 +202,18 @@ async function storePage(
     let offset = 0;
     for (const [i, note] of page.notes.entries()) {
       const source = sources[i] as (typeof sources)[number];
-      const noteContentId = parentIds[i] as string;
-      const utteranceIds = commentIds.slice(offset, offset + source.comments.length);
+      // An item of an erased author (src/deletion) was not stored: its place holds an empty id.
+      const noteContentId = (parentIds[i] as string) || null;
+      const utteranceSlots = commentIds.slice(offset, offset + source.comments.length);
+      const utteranceIds = utteranceSlots.filter((id) => id !== "");
       offset += source.comments.length;
-      const newRows = [source.id, ...source.comments.map((c) => c.id)].filter((id) => !existing.has(id)).length;
+      const storedIds = [noteContentId ? source.id : "", ...source.comments.map((c, j) => (utteranceSlots[j] ? c.id : ""))];
+      const newRows = storedIds.filter((id) => id !== "" && !existing.has(id)).length;
 
       let knowledgeId: string | null = null;
       const summary = summaryOf(note);
-      if (summary) {
+      // The summary of a note whose own row was not stored (its owner erased) is not stored either.
+      if (summary && noteContentId) {
         const metadata = {
           note_id: note.id,
           note_content_id: noteContentId,
@@ -229,10 +233,11 @@ async function storePage(
 
       notes.push({
         note_id: note.id,
-        title: note.title ?? "",
+        // An erased owner's note is answered without its title (the sync's answer is stored).
+        title: noteContentId === null ? "" : (note.title ?? ""),
         created_at: note.created_at,
         content_id: noteContentId,
-        status: newRows > 0 ? "imported" : "skipped_dedup",
+        status: noteContentId === null ? "skipped_erased" : newRows > 0 ? "imported" : "skipped_dedup",
         new_rows: newRows,
         transcript_included: params.include_transcript && note.transcript != null,
         utterances: source.comments.length,
@@ -249,6 +254,7 @@ async function storePage(
       skipped_dedup: notes.filter((n) => n.status === "skipped_dedup").length,
       rows_inserted: rowsInserted,
       rows_skipped_dedup: rowsSkipped,
+      rows_skipped_erased: ingested?.skipped_erased ?? 0,
       content_ids: contentIds,
       knowledge_ids: notes.flatMap((n) => (n.knowledge_id ? [n.knowledge_id] : [])),
       notes,

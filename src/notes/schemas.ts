@@ -40,8 +40,9 @@ export const ImportedNote = z.object({
   note_id: z.string(),
   title: z.string(),
   created_at: z.string(),
-  content_id: z.uuid(),
-  status: z.enum(["imported", "skipped_dedup"]),
+  /** Null when the note's own row was not stored: its author was erased in the workspace (status `skipped_erased`). */
+  content_id: z.uuid().nullable(),
+  status: z.enum(["imported", "skipped_dedup", "skipped_erased"]),
   new_rows: z.number().int(),
   transcript_included: z.boolean(),
   utterances: z.number().int(),
@@ -58,6 +59,8 @@ export const SyncResult = z.object({
   skipped_dedup: z.number().int(),
   rows_inserted: z.number().int(),
   rows_skipped_dedup: z.number().int(),
+  /** Rows not stored because their author was erased in the workspace (src/deletion). */
+  rows_skipped_erased: z.number().int().optional(),
   content_ids: z.array(z.uuid()),
   knowledge_ids: z.array(z.uuid()),
   notes: z.array(ImportedNote),

@@ -34,14 +34,16 @@ const ProcessingStatus = z.enum(["queued", "enriched", "stored"]);
 
 export const SavedObservation = z.object({
   index: z.number().int(),
+  /** Empty when the observation was not stored (`skipped_erased`). */
   id: z.string(),
   entity_id: z.string(),
   platform: z.string(),
   source_platform: z.string(),
   source_id: z.string().nullable(),
-  status: z.enum(["created", "existing"]),
+  /** `skipped_erased`: its author was erased in the workspace (src/deletion), so it was not stored. */
+  status: z.enum(["created", "existing", "skipped_erased"]),
   snapshot_of: z.string().nullable(),
-  processing_status: ProcessingStatus,
+  processing_status: z.enum([...ProcessingStatus.options, "skipped"]),
 });
 
 export const SubmitObservationsResponse = z.object({
@@ -50,6 +52,8 @@ export const SubmitObservationsResponse = z.object({
   ids: z.array(z.string()),
   inserted: z.number().int(),
   existing: z.number().int(),
+  /** Observations not stored because their author was erased in the workspace. */
+  skipped_erased: z.number().int(),
   observations: z.array(SavedObservation),
   project_id: z.string().nullable(),
   workspace_id: z.string(),

@@ -1,3 +1,4 @@
+import { erasedAuthors } from "../deletion/authors.js";
 import { sha256, storableJson, storableText } from "../ingest/dedup.js";
 import type { PlannedRow } from "../ingest/plan.js";
 import { insertRows } from "../ingest/sql.js";
@@ -28,7 +29,7 @@ import { OBSERVATION_COUNT_BASIS, type ObservationItem, type SubmitObservationsI
  * - Platform: `source_platform` when it is a platform of the service (`granola` reads as
  *   `meetingnotes`), else `agent`; the value sent is kept in `metadata.observation.source_platform`.
  */
-export type ObservationDeps = Pick<AppDeps, "db" | "queues" | "logger">;
+export type ObservationDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
 
 type EntityRow = Awaited<ReturnType<typeof entityForUser>>;
 
@@ -173,8 +174,16 @@ export async function submitObservations(
       const ids = new Map<string, string>();
       const inserted = new Set<string>();
       const snapshotOf = new Map<string, string | null>();
+      // An observation by an author erased in the workspace (src/deletion) is not stored.
+      const erased = await erasedAuthors(
+        tx,
+        deps.config,
+        workspaceId,
+        items.map((it) => it.platform),
+      );
+      const skipped = new Set(items.filter((it) => erased(it.platform, it.row.author)).map((it) => it.index));
       const byEntity = new Map<string, ResolvedItem[]>();
-      for (const it of items) byEntity.set(it.entity.id, [...(byEntity.get(it.entity.id) ?? []), it]);
+      for (const it of items.filter((i) => !skipped.has(i.index))) byEntity.set(it.entity.id, [...(byEntity.get(it.entity.id) ?? []), it]);
       for (const group of byEntity.values()) {
         const entity = (group[0] as ResolvedItem).entity;
         // The first snapshot of each source, before this batch: what a changed snapshot is a snapshot of.
@@ -204,14 +213,14 @@ export async function submitObservations(
         for (const [key, id] of result.ids) ids.set(`${entity.id}\u0000${key}`, id);
         for (const key of result.inserted) inserted.add(`${entity.id}\u0000${key}`);
       }
-      return { ids, inserted, snapshotOf };
+      return { ids, inserted, snapshotOf, skipped };
     },
     { maxWait: 10_000, timeout: 60_000 },
   );
 
   const keyOf = (it: ResolvedItem) => `${it.entity.id}\u0000${it.row.dedup_key}`;
-  const idOf = (it: ResolvedItem) => written.ids.get(keyOf(it)) as string;
-  const allIds = [...new Set(items.map(idOf))];
+  const idOf = (it: ResolvedItem) => written.ids.get(keyOf(it)) ?? "";
+  const allIds = [...new Set(items.map(idOf))].filter((id) => id !== "");
   const stored = await deps.db.content.findMany({ where: { id: { in: allIds } }, select: { id: true, enrichedAt: true, metadata: true } });
   const byId = new Map(stored.map((r) => [r.id, r]));
   const pending = allIds.filter((id) => !byId.get(id)?.enrichedAt);
@@ -221,6 +230,19 @@ export async function submitObservations(
   const seen = new Set<string>();
   const observations = items.map((it) => {
     const id = idOf(it);
+    if (written.skipped.has(it.index)) {
+      return {
+        index: it.index,
+        id,
+        entity_id: it.entity.id,
+        platform: it.platform,
+        source_platform: it.item.source_platform,
+        source_id: it.item.source_id ?? null,
+        status: "skipped_erased" as const,
+        snapshot_of: null,
+        processing_status: "skipped" as const,
+      };
+    }
     const created = written.inserted.has(keyOf(it)) && !seen.has(id);
     seen.add(id);
     const storedObservation = (byId.get(id)?.metadata as { observation?: { snapshot_of?: string | null } } | null)?.observation;
@@ -242,7 +264,8 @@ export async function submitObservations(
     processing_status: pending.length === 0 ? "enriched" : queued ? "queued" : "stored",
     ids: observations.map((o) => o.id),
     inserted,
-    existing: items.length - inserted,
+    existing: items.length - inserted - written.skipped.size,
+    skipped_erased: written.skipped.size,
     observations,
     project_id: project?.id ?? null,
     workspace_id: workspaceId,

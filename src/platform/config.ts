@@ -67,6 +67,10 @@ export const EnvironmentSchema = z
     MEETINGNOTES_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
     NOTES_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(30000).default(5000),
     SWEEP_WAIT_MS: z.coerce.number().int().min(0).max(30000).default(5000),
+    // Author erasures (src/deletion): at most this many of the author's originals are deleted within the
+    // request (200); more are deleted by a job (202), this many originals per transaction.
+    ERASURE_SYNC_LIMIT: z.coerce.number().int().min(0).max(100_000).default(500),
+    ERASURE_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     EMBEDDINGS_URL: optionalUrl,
     EMBEDDINGS_API_KEY: z.string().optional(),

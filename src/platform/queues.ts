@@ -50,6 +50,13 @@ export const jobCatalog = {
     schema: z.object({ runId: z.uuid() }),
     options: { ...retry(5, 1000), removeOnComplete: true, removeOnFail: true },
   },
+  "erasure.run.v1": {
+    queue: "enrichment",
+    // An author erasure too large to finish within its request: its originals are deleted in batches,
+    // each one transaction; the erasure's row and its item list are the record, so a retry resumes.
+    schema: z.object({ erasureId: z.uuid() }),
+    options: { ...retry(5, 2000), removeOnComplete: true, removeOnFail: true },
+  },
   "context.embed.v1": {
     queue: "enrichment",
     // A saved page whose embedding could not be computed at save time.

@@ -76,7 +76,7 @@ describe("ingest is all or nothing", () => {
     try {
       const request = IngestRequestSchema.parse({ sources: [source(1, { comments: [comment(1)] })] });
       const result = await ingestContent(
-        { db: h.deps.db, queues: unreachable, logger },
+        { db: h.deps.db, queues: unreachable, logger, config: h.deps.config },
         { id: entity.id, workspaceId: entity.workspace_id },
         request,
       );

@@ -36,6 +36,7 @@ describe("POST /agent/v1/ingest/content", () => {
       inserted: 2,
       skipped_dedup: 0,
       skipped_irrelevant: 0,
+      skipped_erased: 0,
       total_received: 2,
       stored: 2,
       content_ids: [res.body.parent_content_ids[0], res.body.comment_content_ids[0]],

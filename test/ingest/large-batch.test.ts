@@ -70,21 +70,22 @@ describe("a full batch with large contents", () => {
     expect(await countRows(h, entity.id)).toEqual({ sources: 500, comments: 2500 });
   });
 
-  it("uses two statements for new rows and four for a fully reused batch, whatever its size", async () => {
+  it("uses three statements for new rows and five for a fully reused batch, whatever its size", async () => {
     const entity = await createEntityFor(h, token);
     const request = IngestRequestSchema.parse(largeBatch("svc"));
     const counter = { statements: 0 };
     const deps = { ...h.deps, db: countingDb(h.deps.db, counter) };
     const first = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
     expect(first.inserted).toBe(3000);
-    // Two inserts (sources, comments); no lookup is needed when every row is new.
-    expect(counter.statements).toBe(2);
+    // The workspace's author erasures (one lookup, src/deletion/authors.ts), two inserts (sources, comments);
+    // no lookup of ids is needed when every row is new.
+    expect(counter.statements).toBe(3);
 
     counter.statements = 0;
     const again = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
     expect(again).toMatchObject({ inserted: 0, skipped_dedup: 3000 });
     expect(again.content_ids).toEqual(first.content_ids);
-    // Two inserts that conflict, two lookups of the existing ids.
-    expect(counter.statements).toBe(4);
+    // The erasure lookup, two inserts that conflict, two lookups of the existing ids.
+    expect(counter.statements).toBe(5);
   });
 });

@@ -235,6 +235,19 @@ describe("analysis page", () => {
     expect(doc.querySelector("#q-4 .unlinked")?.textContent).toBe("javascript:alert(1)");
   });
 
+  it("says why a deleted citation's quote is gone, keeping its number as a link target", () => {
+    const gone = evidence(5, "", { url: "", author: "", unavailable: { reason: "author_erased", at: "2026-11-26T10:00:00.000Z" } });
+    const base = record();
+    const data = base.result?.data as NonNullable<AnalysisRecord["result"]>["data"];
+    const page = renderAnalysisPage(
+      analysisModel({ result: { status: "completed", data: { ...data, evidence: [E1, E2, E3, E4, gone] } } }),
+    );
+    const doc = parse(page);
+    expect(doc.querySelector("#q-5")?.textContent).toMatch(/asked to be forgotten \(2026-11-26\)/);
+    expect(doc.querySelector('#q-5 a[href^="http"]')).toBeNull();
+    expect(doc.querySelector('a[href="#q-5"]')).not.toBeNull();
+  });
+
   it("charts the themes as an accessible image with the numbers as a table", () => {
     const doc = parse(renderAnalysisPage(analysisModel()));
     const svg = doc.querySelector('#themes svg[role="img"]');

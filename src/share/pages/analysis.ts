@@ -88,7 +88,20 @@ class QuoteIds {
   }
 }
 
+/** Why a citation's words are gone (src/deletion): its original was deleted, or its author forgotten. */
+const REMOVED: Record<string, string> = {
+  deleted: "The source of this quote was deleted",
+  author_erased: "The author of this quote asked to be forgotten",
+};
+
 function evidenceQuote(e: EvidenceItem, ids: QuoteIds): SafeHtml {
+  if (e.unavailable) {
+    return quoteFigure({
+      id: ids.take(e.number),
+      quote: html`<span class="muted">${REMOVED[e.unavailable.reason] ?? "This quote is no longer available"} (${dateTag(e.unavailable.at)}).</span>`,
+      caption: [html`<span class="quote-number">[${e.number}]</span>`, e.platform],
+    });
+  }
   return quoteFigure({
     id: ids.take(e.number),
     quote: e.quote,

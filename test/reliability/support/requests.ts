@@ -37,7 +37,17 @@ export function validRequest(route: AnyRoute, world: World, params: Record<strin
     made = sampleRequest(route, world);
     byWorld.set(key, made);
   }
-  return { path: fillPath(route.path, params), ...structuredClone(made) };
+  return { path: fillPath(route.path, aimed(route, world, params)), ...structuredClone(made) };
+}
+
+/**
+ * A delete removes what it names: the content delete is aimed at the world's spare original when it
+ * would name the world's first content id (the one every other route reads). Ids of another world
+ * (a tenancy probe) are left as they are.
+ */
+function aimed(route: AnyRoute, world: World, params: Record<string, string>): Record<string, string> {
+  const deletesContent = route.method === "delete" && route.path === "/agent/v1/content/:content_id";
+  return deletesContent && params.content_id === world.ids.content_id?.[0] ? { ...params, content_id: world.spareContentId } : params;
 }
 
 function sampleRequest(route: AnyRoute, world: World): Omit<Shaped, "path"> {

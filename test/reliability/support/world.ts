@@ -20,6 +20,8 @@ export interface World {
   entityIds: string[];
   skillId: string;
   contentId: string;
+  /** An original of the company entity that no other route reads: the one `DELETE /agent/v1/content/{content_id}` deletes. */
+  spareContentId: string;
   collectionJobId: string;
   researchJobId: string;
   analysisId: string;
@@ -120,6 +122,18 @@ export async function buildWorld(
       }),
   );
   const contentId = ingest.content_ids[0] as string;
+  // A spare original with a comment, for the delete route (requests.ts aims it there).
+  const spare = await ok<{ content_ids: string[] }>(
+    "spare ingest",
+    await h.http
+      .post("/agent/v1/ingest/content")
+      .set(auth(token))
+      .send({
+        entity_id: entityId,
+        sources: [{ id: `spare-${sub}`, platform: "reddit", content: "A spare original.", comments: [{ text: "A reply to it." }] }],
+      }),
+  );
+  const spareContentId = spare.content_ids[0] as string;
 
   // A knowledge record of the company entity, citing the stored source.
   const insight = await ok<{ record: { id: string; evidence: { source_revision_id: string }[] } }>(
@@ -240,6 +254,14 @@ export async function buildWorld(
     "share link",
     await h.http.post("/api/share-links").set(auth(token)).send({ resource: "entity", id: entityId }),
   );
+  // An author erasure of a handle nobody in the world used (it completes at once and deletes nothing).
+  const erasure = await ok<{ id: string }>(
+    "author erasure",
+    await h.http
+      .post(`/api/workspaces/${onboarding.workspace_id}/erasures`)
+      .set(auth(token))
+      .send({ platform: "reddit", author: `nobody-${sub}` }),
+  );
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
     data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
@@ -255,6 +277,7 @@ export async function buildWorld(
     entityIds: onboarding.entity_ids,
     skillId,
     contentId,
+    spareContentId,
     collectionJobId,
     researchJobId,
     analysisId: analysis.id,
@@ -269,7 +292,8 @@ export async function buildWorld(
     project_id: [onboarding.project_id],
     workspace_id: [onboarding.workspace_id],
     skill_id: [skillId],
-    content_id: ingest.content_ids,
+    // The spare last: routes that read content_id[0] read the world's source, which nothing deletes.
+    content_id: [...ingest.content_ids, spareContentId],
     job_id: [collectionJobId, researchJobId],
     analysis_id: [analysis.id],
     run_id: [run.id],
@@ -282,6 +306,7 @@ export async function buildWorld(
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
     endpoint_id: [webhook.id],
     share_link_id: [shareLink.id],
+    erasure_id: [erasure.id],
     // The caller's own membership and user id: routes exercised with them may not demote or remove the
     // workspace's only owner (409) nor add anyone (already a member: 409), so the world stays as built.
     member_id: [ownMembership.id],
@@ -302,27 +327,30 @@ export function knownIds(world: World): Known {
 
 /**
  * Everything of the world's that a refused request must leave as it was: entities, keys, jobs,
- * analyses, runs, stored content, skills, routines, knowledge records, members, webhook endpoints and share links.
+ * analyses, runs, stored content, skills, routines, knowledge records, members, webhook endpoints, share links and
+ * author erasures.
  */
 export async function worldSnapshot(h: Harness, world: World): Promise<string> {
   const db = h.deps.db;
   const workspaceId = world.workspaceId;
-  const [entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints, links] = await Promise.all([
-    db.entity.findMany({ where: { id: { in: world.entityIds } }, orderBy: { id: "asc" } }),
-    db.apiKey.findMany({ where: { userId: world.userId }, orderBy: { id: "asc" } }),
-    db.collectionJob.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
-    db.analysis.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
-    db.workflowRun.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
-    db.content.count({ where: { workspaceId } }),
-    db.skill.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
-    db.skillRoutine.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
-    db.knowledgeInsight.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
-    db.workspaceMember.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
-    db.webhookEndpoint.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
-    db.shareLink.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
-  ]);
+  const [entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints, links, erasures] =
+    await Promise.all([
+      db.entity.findMany({ where: { id: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+      db.apiKey.findMany({ where: { userId: world.userId }, orderBy: { id: "asc" } }),
+      db.collectionJob.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+      db.analysis.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+      db.workflowRun.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+      db.content.count({ where: { workspaceId } }),
+      db.skill.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+      db.skillRoutine.findMany({ where: { entityId: { in: world.entityIds } }, orderBy: { id: "asc" } }),
+      db.knowledgeInsight.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+      db.workspaceMember.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+      db.webhookEndpoint.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+      db.shareLink.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+      db.authorErasure.findMany({ where: { workspaceId }, orderBy: { id: "asc" } }),
+    ]);
   return JSON.stringify(
-    { entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints, links },
+    { entities, keys, jobs, analyses, runs, content, skills, routines, knowledge, members, endpoints, links, erasures },
     (_k, v) => (typeof v === "bigint" ? String(v) : v),
   );
 }
