@@ -1,11 +1,9 @@
-import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageEmbeddingText } from "../../src/context/embedding.js";
 import { cosine, hashingVector } from "../../src/embed/hashing.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { contextEmbedProcessor } from "../../workers/context-embed.js";
+import { type EmbeddingsServer, startEmbeddingsServer } from "../helpers/embeddings-server.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { signIn, type TestUser } from "./helpers.js";
 
@@ -14,40 +12,18 @@ import { signIn, type TestUser } from "./helpers.js";
  * similarity is meaningful) that can be switched to failing with 503.
  */
 let failing = true;
-let server: Server;
+let provider: EmbeddingsServer;
 let h: Harness;
 let user: TestUser;
 
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; input: string[] };
-    if (failing) {
-      res.writeHead(503, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: "overloaded", type: "server_error" } }));
-      return;
-    }
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        object: "list",
-        data: body.input.map((t, index) => ({ object: "embedding", index, embedding: hashingVector(t) })),
-        model: body.model,
-        usage: { prompt_tokens: 1, total_tokens: 1 },
-      }),
-    );
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  h = await createHarness({ EMBEDDINGS_URL: `http://127.0.0.1:${port}/v1`, EMBEDDINGS_MODEL: "fake-embedding-model" });
+  provider = await startEmbeddingsServer(() => (failing ? "fail" : undefined));
+  h = await createHarness({ EMBEDDINGS_URL: provider.url, EMBEDDINGS_MODEL: "fake-embedding-model" });
   user = await signIn(h);
 });
 afterAll(async () => {
   await h.close();
-  server.closeAllConnections();
-  server.close();
+  await provider.close();
 });
 
 async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, deadlineMs = 15_000): Promise<T> {

@@ -1,12 +1,9 @@
-import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAdminCommand } from "../../src/admin/commands.js";
-import { hashingVector } from "../../src/embed/hashing.js";
 import { jobIds } from "../../src/jobs/ids.js";
 import { sweepProcessor } from "../../workers/sweeps.js";
 import { until } from "../collection/support.js";
+import { type EmbeddingsServer, startEmbeddingsServer } from "../helpers/embeddings-server.js";
 import { bearer, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { person } from "../workspaces/support.js";
@@ -17,41 +14,24 @@ import { person } from "../workspaces/support.js";
  * the end becomes a `sweep_run.cancelled` webhook delivery of the workspace, and requeue-lost puts back a run whose queue
  * entry is gone. The embeddings provider is a local OpenAI-format server that can hold its answers.
  */
-let server: Server;
+let provider: EmbeddingsServer;
 let hold: Promise<void> | null = null;
 let release: () => void = () => undefined;
-let requests = 0;
 let h: Harness;
 let token: string;
 
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    requests += 1;
+  provider = await startEmbeddingsServer(async () => {
     if (hold) await hold;
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; input: string[] };
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        object: "list",
-        data: body.input.map((t, index) => ({ object: "embedding", index, embedding: hashingVector(t) })),
-        model: body.model,
-        usage: { prompt_tokens: 1, total_tokens: 1 },
-      }),
-    );
+    return undefined;
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  h = await createHarness({ SWEEP_WAIT_MS: "0", EMBEDDINGS_URL: `http://127.0.0.1:${port}/v1`, EMBEDDINGS_MODEL: "fake-embedding-model" });
+  h = await createHarness({ SWEEP_WAIT_MS: "0", EMBEDDINGS_URL: provider.url, EMBEDDINGS_MODEL: "fake-embedding-model" });
   token = await h.token();
 });
 afterAll(async () => {
   release();
   await h?.close();
-  server.closeAllConnections();
-  server.close();
+  await provider?.close();
 });
 
 async function capture(n: number, key: string) {
@@ -113,12 +93,12 @@ describe("cancelling an evidence capture run", { timeout: 60_000 }, () => {
     hold = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const before = requests;
+    const before = provider.requests();
     const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
     try {
       const { run } = await capture(3, "running-key");
       // The run is embedding its first page, held by the provider.
-      await until(async () => (requests > before ? true : undefined), 15_000);
+      await until(async () => (provider.requests() > before ? true : undefined), 15_000);
       const cancelled = await cancel(run.run_id);
       expect(cancelled.body.status).toBe("cancelled");
       release();
