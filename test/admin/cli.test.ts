@@ -1,18 +1,19 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminCommands } from "../../src/admin/commands.js";
 import { projectRoot } from "../../src/platform/paths.js";
+import { ensureBuilt, npmScriptArgv } from "../helpers/compiled.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 
 /**
- * `npm run admin` as an operator runs it: the script in a child process, against this
- * file's database and Redis prefix, judged by its output and exit status.
+ * `npm run admin` as an operator runs it: the npm script's command (the compiled script in dist/)
+ * in a child process, against this file's database and Redis prefix, judged by its output and exit status.
  */
 let h: Harness;
 
 beforeAll(async () => {
+  await ensureBuilt();
   h = await createHarness();
 });
 afterAll(() => h.close());
@@ -32,16 +33,12 @@ function admin(...args: string[]): Promise<Run> {
     LOG_LEVEL: "silent",
   };
   const root = projectRoot();
+  const [node, ...command] = npmScriptArgv("admin");
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", path.join(root, "scripts", "admin.ts"), ...args],
-      { cwd: root, env, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    execFile(node, [...command, ...args], { cwd: root, env, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 

@@ -3,6 +3,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectRoot } from "../../src/platform/paths.js";
+import { ensureBuilt, npmScriptArgv } from "../helpers/compiled.js";
 import { createHarness, type Harness, signToken, TEST_JWT_SECRET } from "../helpers/harness.js";
 
 describe("bearer JWT (HS256, with issuer and audience)", () => {
@@ -148,11 +150,16 @@ describe("bearer JWT (HS256, with issuer and audience)", () => {
 });
 
 describe("npm run token", () => {
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, ["--import", "tsx", "scripts/token.ts", ...args], {
+  // The npm script's command: the compiled script in dist/.
+  beforeAll(ensureBuilt);
+  const run = (...args: string[]) => {
+    const [node, ...command] = npmScriptArgv("token");
+    return spawnSync(node, [...command, ...args], {
+      cwd: projectRoot(),
       encoding: "utf8",
       env: { ...process.env, AUTH_JWT_SECRET: TEST_JWT_SECRET },
     });
+  };
 
   it("says the ttl is invalid instead of crashing, and bounds it", () => {
     for (const ttl of ["abc", "-5", "1.5", "0", String(8 * 24 * 3600)]) {

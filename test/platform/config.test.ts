@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/platform/config.js";
 import { projectRoot } from "../../src/platform/paths.js";
+import { ensureBuilt, procfileArgv } from "../helpers/compiled.js";
 
 describe("configuration", () => {
   it("starts from defaults with only a JWT secret", () => {
@@ -31,21 +31,24 @@ describe("configuration", () => {
     const ok = loadConfig({ AUTH_JWKS_URL: "https://idp.test/jwks.json", AUTH_ISSUER: "https://idp.test", AUTH_AUDIENCE: "api" });
     expect(ok.AUTH_JWKS_URL).toBe("https://idp.test/jwks.json");
   });
+});
 
-  it("ends a process with a bad configuration with exit 1 and the problems, not a stack trace", () => {
+describe("the Procfile's processes (compiled, as production runs them)", () => {
+  beforeAll(ensureBuilt);
+
+  it("end with a bad configuration with exit 1 and the problems, not a stack trace", () => {
     const root = projectRoot();
-    const run = (script: string) =>
-      spawnSync(process.execPath, ["--import", "tsx", path.join(root, script)], {
+    const run = (type: "release" | "web" | "worker") => {
+      const [node, ...args] = procfileArgv(type);
+      return spawnSync(node, args, {
         cwd: root,
         env: { PATH: process.env.PATH ?? "", PORT: "not-a-port", DATABASE_URL: "mysql://x", AUTH_JWT_SECRET: "a-secret-of-16-chars" },
         encoding: "utf8",
         timeout: 30_000,
       });
-    for (const [script, name] of [
-      ["src/server.ts", "web"],
-      ["workers/index.ts", "worker"],
-    ] as const) {
-      const web = run(script);
+    };
+    for (const name of ["web", "worker"] as const) {
+      const web = run(name);
       expect(web.status, web.stderr).toBe(1);
       expect(web.stderr).toBe("");
       const lines = web.stdout.trim().split("\n");
@@ -57,7 +60,7 @@ describe("configuration", () => {
         problems: ["PORT: Invalid input: expected number, received NaN", "DATABASE_URL: must be a postgresql:// connection URL"],
       });
     }
-    const migrate = run("scripts/migrate.ts");
+    const migrate = run("release");
     expect(migrate.status).toBe(1);
     expect(migrate.stdout).toBe("");
     expect(migrate.stderr).toBe(

@@ -5,6 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/platform/logger.js";
 import { logRedisErrors, redactUrls } from "../../src/platform/redis-errors.js";
+import { ensureBuilt, procfileArgv } from "../helpers/compiled.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { freePort, until } from "../reliability/support/processes.js";
 import { type HackerNewsFake, hackerNewsCollector, startHackerNews } from "../reliability/support/upstream.js";
@@ -25,6 +26,7 @@ let hn: HackerNewsFake;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
+  await ensureBuilt();
   hn = await startHackerNews(PER_PAGE, PAGES);
   h = await createHarness({
     ...hackerNewsCollector(hn, PER_PAGE, PAGES),
@@ -46,12 +48,16 @@ interface Started {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `script` (relative to the project root) with Node and tsx, the harness's settings and `overrides`. */
-function start(script: string, overrides: Record<string, string> = {}, args: string[] = []): Started {
+/**
+ * Starts the Procfile's worker (its compiled entry, as production runs it), or a test-only entry
+ * (TypeScript, through tsx), with the harness's settings and `overrides`.
+ */
+function start(entry: "worker" | `test/${string}.ts`, overrides: Record<string, string> = {}, args: string[] = []): Started {
   const env: Record<string, string> = { PATH: process.env.PATH ?? "" };
   for (const [name, value] of Object.entries(h.config)) if (value !== undefined) env[name] = String(value);
   Object.assign(env, { LOG_LEVEL: "info" }, overrides);
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, script), ...args], {
+  const [node, ...command] = entry === "worker" ? procfileArgv("worker") : [process.execPath, "--import", "tsx", path.join(root, entry)];
+  const child = spawn(node, [...command, ...args], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -105,7 +111,7 @@ describe("a crash", () => {
 
 describe("a bad setting", () => {
   it("stops the worker before it starts, naming the variable, with code 1", async () => {
-    const p = start("workers/index.ts", { WORKER_CONCURRENCY: "lots" });
+    const p = start("worker", { WORKER_CONCURRENCY: "lots" });
     const { code } = await p.exited;
     expect(code).toBe(1);
     expect(p.output()).toMatch(/WORKER_CONCURRENCY/);
@@ -116,7 +122,7 @@ describe("a bad setting", () => {
 describe("Redis errors", () => {
   it("of a worker whose Redis is down are logged once per connection and code, after a quiet start, without the password", async () => {
     const port = await freePort(); // nothing listens there
-    const p = start("workers/index.ts", { REDIS_URL: `redis://svc:hunter2-secret@127.0.0.1:${port}` });
+    const p = start("worker", { REDIS_URL: `redis://svc:hunter2-secret@127.0.0.1:${port}` });
     await logged(p, "worker started");
     const startedAt = Date.now();
     // Both connections (the producer and the workers') fail every 0.2–5 s; the grace is 5 s.
@@ -198,7 +204,7 @@ describe("a worker receiving SIGTERM", () => {
   it("finishes its running job before it exits", async () => {
     hn.hold(1);
     const { jobId } = await heldJob();
-    const worker = start("workers/index.ts", { WORKER_LOCK_DURATION_MS: "20000" });
+    const worker = start("worker", { WORKER_LOCK_DURATION_MS: "20000" });
     await until("page 1 requested", async () => hn.held >= 1 || undefined, 30_000);
 
     worker.child.kill("SIGTERM");
@@ -215,7 +221,7 @@ describe("a worker receiving SIGTERM", () => {
   it("exits at the drain bound when its job outlasts it, leaving the job to the stalled-job check", async () => {
     hn.hold(1);
     const { jobId } = await heldJob();
-    const worker = start("workers/index.ts", { WORKER_LOCK_DURATION_MS: "2000" });
+    const worker = start("worker", { WORKER_LOCK_DURATION_MS: "2000" });
     await until("page 1 requested", async () => hn.held >= 1 || undefined, 30_000);
 
     const signalledAt = Date.now();
@@ -231,7 +237,7 @@ describe("a worker receiving SIGTERM", () => {
 
     // Another worker takes the job over once its lock has lapsed and completes it.
     hn.release();
-    const next = start("workers/index.ts", { WORKER_LOCK_DURATION_MS: "2000" });
+    const next = start("worker", { WORKER_LOCK_DURATION_MS: "2000" });
     const done = await until(
       "the job completed by the next worker",
       async () => {

@@ -1,14 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
 import { createInterface } from "node:readline";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { projectRoot } from "../../src/platform/paths.js";
+import { ensureBuilt, procfileArgv } from "../helpers/compiled.js";
 import { randomId } from "../helpers/harness.js";
 
 /**
- * The web process as the Procfile starts it: it generates nothing in place of an unset
- * setting, and says at start-up, in one warning line, which settings are unset and which
- * feature each one turns off.
+ * The web process as the Procfile starts it (its compiled entry, with the Procfile's flags): it
+ * generates nothing in place of an unset setting, and says at start-up, in one warning line, which
+ * settings are unset and which feature each one turns off.
  */
 interface LogLine {
   level: number;
@@ -17,6 +17,7 @@ interface LogLine {
 }
 
 const running: ChildProcess[] = [];
+beforeAll(ensureBuilt);
 afterEach(async () => {
   for (const child of running.splice(0)) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
@@ -29,7 +30,8 @@ afterEach(async () => {
 /** Starts the web process with exactly `env` (plus PATH) and answers its log lines up to "web listening". */
 async function startWeb(env: Record<string, string>): Promise<LogLine[]> {
   const root = projectRoot();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src", "server.ts")], {
+  const [node, ...args] = procfileArgv("web");
+  const child = spawn(node, args, {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? "",

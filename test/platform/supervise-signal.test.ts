@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBuilt, procfileArgv } from "../helpers/compiled.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { exited, freePort, until, waitForPort } from "../reliability/support/processes.js";
 import { type HackerNewsFake, hackerNewsCollector, startHackerNews } from "../reliability/support/upstream.js";
@@ -11,8 +12,9 @@ import { type HackerNewsFake, hackerNewsCollector, startHackerNews } from "../re
 /**
  * Ctrl-C on `npm start`: the terminal sends SIGINT to every process of the foreground group
  * (the supervisor, web and worker), and the supervisor sends it on to web and worker once
- * more. Here the supervisor (`supervise` + `stopOnSignals`, as scripts/start-all.ts wires them)
- * leads its own process group with the real web and worker entries as its children; the worker
+ * more. Here the supervisor (`supervise` + `stopOnSignals`, as scripts/start-all.ts wires them,
+ * compiled) leads its own process group with the Procfile's web and worker (their compiled entries,
+ * as `npm start` runs them) as its children; the worker
  * holds a collection job whose upstream holds its answer. SIGINT goes to the whole group. The
  * worker must drain, not exit at once on the forwarded repeat: still running more than a second
  * later, it finishes the job once the upstream answers, and every process exits 0.
@@ -21,10 +23,10 @@ const PER_PAGE = 3;
 const PAGES = 2;
 const root = path.resolve(import.meta.dirname, "../..");
 const dir = mkdtempSync(path.join(tmpdir(), "res-supervise-signal-"));
-const launcher = path.join(dir, "start.mts");
+const launcher = path.join(dir, "start.mjs");
 writeFileSync(
   launcher,
-  `import { stopOnSignals, supervise } from ${JSON.stringify(path.join(root, "scripts/supervise.ts"))};
+  `import { stopOnSignals, supervise } from ${JSON.stringify(path.join(root, "dist/scripts/supervise.js"))};
 const commands = new Map(JSON.parse(process.argv[2]));
 const supervision = supervise(commands, {
   cwd: ${JSON.stringify(root)},
@@ -40,6 +42,7 @@ let hn: HackerNewsFake;
 let group: ChildProcess | undefined;
 
 beforeAll(async () => {
+  await ensureBuilt();
   hn = await startHackerNews(PER_PAGE, PAGES);
   h = await createHarness({
     ...hackerNewsCollector(hn, PER_PAGE, PAGES),
@@ -66,11 +69,11 @@ describe("Ctrl-C on npm start (SIGINT to the whole process group)", { timeout: 9
     Object.assign(env, { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info" });
     const node = process.execPath;
     const commands = [
-      ["web", [node, "--import", "tsx", "src/server.ts"]],
-      ["worker", [node, "--import", "tsx", "workers/index.ts"]],
+      ["web", procfileArgv("web")],
+      ["worker", procfileArgv("worker")],
     ];
     // Its own process group, as a terminal's foreground job is: SIGINT to -pid reaches all three.
-    const child = spawn(node, ["--import", "tsx", launcher, JSON.stringify(commands)], {
+    const child = spawn(node, ["--enable-source-maps", launcher, JSON.stringify(commands)], {
       cwd: root,
       env,
       detached: true,
