@@ -1,3 +1,4 @@
+import { startRetentionScheduler } from "../src/deletion/scheduler.js";
 import { startOutboxRelay } from "../src/jobs/outbox.js";
 import { configOrExit } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
@@ -15,6 +16,8 @@ const config = configOrExit("worker");
 const deps = createDeps(config, "worker");
 const handles = startWorkers(deps, processors);
 const routines = startRoutineScheduler(deps);
+// Workspace purges and retention (src/deletion/scheduler.ts).
+const retention = startRetentionScheduler(deps);
 // Jobs staged in a transaction whose send after commit did not happen (src/jobs/outbox.ts).
 const outbox = startOutboxRelay(deps, { intervalMs: config.OUTBOX_RELAY_MS, graceMs: config.OUTBOX_RELAY_MS });
 deps.logger.info({ queues: handles.workers.map((w) => w.name) }, "worker started");
@@ -23,6 +26,7 @@ installShutdown(
   deps.logger,
   async (reason) => {
     await routines.close();
+    await retention.close();
     await outbox.close();
     await handles.close(reason === "signal" ? { drainMs: config.WORKER_LOCK_DURATION_MS } : { force: true });
     await closeDeps(deps);

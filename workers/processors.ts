@@ -3,8 +3,10 @@ import { collectionProcessor } from "../src/collection/runner.js";
 import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";
+import { entityDeletionProcessor } from "./entity-deletion.js";
 import { erasureProcessor } from "./erasures.js";
 import { notesSyncProcessor } from "./notes-sync.js";
+import { retentionTickProcessor } from "./retention.js";
 import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
 import { sweepProcessor } from "./sweeps.js";
@@ -18,9 +20,11 @@ export const processors: ProcessorTable = {
   "enrichment.content.v1": enrichmentProcessor,
   "sweep.run.v1": sweepProcessor,
   "erasure.run.v1": erasureProcessor,
+  "entity.delete.v1": entityDeletionProcessor,
   "context.embed.v1": contextEmbedProcessor,
   "notes.sync.v1": notesSyncProcessor,
   "workflow.run.v1": workflowRunProcessor,
   "routines.tick.v1": routinesTickProcessor,
+  "retention.tick.v1": retentionTickProcessor,
   "webhook.deliver.v1": webhookDeliverProcessor,
 };

@@ -43,7 +43,7 @@ export const TERMINAL_STATUSES: readonly AnalysisStatus[] = ["completed", "parti
 
 /** A citation of an original deleted since (src/deletion): why and when; its quote, url and author are gone. */
 export const UnavailableCitation = z.object({
-  reason: z.enum(["deleted", "author_erased"]),
+  reason: z.enum(["deleted", "author_erased", "retention", "workspace_deleted"]),
   at: z.string(),
 });
 

@@ -173,7 +173,8 @@ export async function createCollectionJob(
     FROM entities e
     WHERE e.id = ${command.entityId}::uuid
       AND (${forRun} OR EXISTS (
-        SELECT 1 FROM workspace_members m WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid
+        SELECT 1 FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id AND w.state = 'active'
+        WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid
           AND m.role IN ('editor', 'admin', 'owner')))
     ON CONFLICT DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;

@@ -26,7 +26,7 @@ export async function describeConnection(db: Db, auth: AuthContext, scope: { ent
     return { ...base, status: "connected", project_id: project.id, workspace_id: project.workspaceId };
   }
   const visible = await db.entity.findMany({
-    where: { workspace: { members: { some: { userId: auth.user.id } } } },
+    where: { workspace: { state: "active", members: { some: { userId: auth.user.id } } } },
     select: { id: true, projectId: true, workspaceId: true },
     take: 2,
     orderBy: { createdAt: "asc" },

@@ -1,7 +1,7 @@
 import type { ResultData } from "../analysis/schemas.js";
 import type { DbTx } from "../platform/db.js";
 import { candidatePhrases, exclusivePhrases, scrubDerivedRows, scrubResult } from "./phrases.js";
-import { citedIds, type DeletionFacts, forgetInEvent, forgetInResult } from "./unavailable.js";
+import { citedIds, type DeletionFacts, type DeletionReason, forgetInEvent, forgetInResult } from "./unavailable.js";
 
 /**
  * Analyses that quoted deleted originals, rewritten in the deleting transaction: the stored result,
@@ -75,7 +75,7 @@ async function rewriteEvents(tx: DbTx, analysisId: string, facts: DeletionFacts,
 export async function deletionFacts(tx: DbTx, ids: string[]): Promise<DeletionFacts> {
   const facts: DeletionFacts = new Map();
   if (ids.length === 0) return facts;
-  const rows = await tx.$queryRaw<{ content_id: string; reason: "deleted" | "author_erased"; deleted_at: Date }[]>`
+  const rows = await tx.$queryRaw<{ content_id: string; reason: DeletionReason; deleted_at: Date }[]>`
     SELECT content_id, reason, deleted_at FROM content_deletions WHERE content_id = ANY(${ids}::uuid[])`;
   for (const r of rows) facts.set(r.content_id, { reason: r.reason, at: r.deleted_at.toISOString() });
   const now = new Date().toISOString();

@@ -7,7 +7,7 @@ import type { ResultData } from "../analysis/schemas.js";
  * quote in quotation marks (a language model's answer may) shows `"[quote removed]"` there instead.
  * Pure functions over the stored JSON; the database side is in analyses.ts.
  */
-export type DeletionReason = "deleted" | "author_erased";
+export type DeletionReason = "deleted" | "author_erased" | "retention" | "workspace_deleted";
 
 export interface Unavailable {
   reason: DeletionReason;

@@ -54,7 +54,7 @@ const invalid = (field: string, msg: string) => new ValidationFailed([{ loc: ["b
 export async function listEntities(db: Db, userId: string, filter: ListEntitiesFilter = {}): Promise<EntityRecord[]> {
   const rows = await db.entity.findMany({
     where: {
-      workspace: { members: { some: { userId } } },
+      workspace: { state: "active", members: { some: { userId } } },
       ...(filter.workspace_id ? { workspaceId: filter.workspace_id } : {}),
       ...(filter.project_id ? { projectId: filter.project_id } : {}),
       ...(filter.kind ? { kind: filter.kind } : {}),

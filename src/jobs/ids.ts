@@ -23,6 +23,8 @@ export const jobIds = {
   sweep: (runId: string) => deriveJobId("sweep", runId),
   /** An author erasure's batches (src/deletion). */
   erasure: (erasureId: string) => deriveJobId("erasure", erasureId),
+  /** An entity's deletion (src/deletion/entity-run.ts). */
+  entityDeletion: (deletionId: string) => deriveJobId("entity-delete", deletionId),
   pageEmbed: (pageId: string, version: number) => deriveJobId("page-embed", pageId, String(version)),
   /** One webhook delivery (one endpoint, one message). */
   webhookDelivery: (deliveryId: string) => deriveJobId("webhook", deliveryId),

@@ -190,7 +190,7 @@ export const SourceSummary = z.object({
   text_length: z.number().int(),
   captured_at: z.string(),
   removed_at: z.string().nullable(),
-  /** Why the original was removed: `deleted` (DELETE /agent/v1/content/{content_id}) or `author_erased`; null while it exists. */
+  /** Why the original was removed: `deleted` (DELETE /agent/v1/content/{content_id}), `author_erased`, `retention` or `workspace_deleted`; null while it exists. */
   removed_reason: z.string().nullable().optional(),
 });
 export type SourceSummary = z.infer<typeof SourceSummary>;
@@ -204,7 +204,7 @@ export const ResolvedEvidence = EvidenceRecord.extend({
   source_text_kind: z.enum(["original", "interpretation"]),
   allowed_relations: z.array(z.enum(RELATIONS)),
   span: z.object({ start: z.number().int(), end: z.number().int(), text: z.string() }).nullable(),
-  /** Present when the cited original is gone: why (`deleted`, `author_erased`) and when; the quote is then empty. */
+  /** Present when the cited original is gone: why (`deleted`, `author_erased`, `retention`, `workspace_deleted`) and when; the quote is then empty. */
   unavailable: z.object({ reason: z.string(), at: z.string().nullable() }).optional(),
 });
 export type ResolvedEvidence = z.infer<typeof ResolvedEvidence>;
@@ -221,7 +221,9 @@ export const ChangeEvent = z.object({
   seq: z.string(),
   insight_id: z.uuid(),
   revision: z.number().int(),
-  kind: z.enum(["created", "revised"]),
+  kind: z
+    .enum(["created", "revised", "deleted"])
+    .describe("`deleted`: the record was deleted (title empty); earlier events keep their numbers"),
   origin: z.enum(ORIGINS),
   actor_id: z.uuid(),
   title: z.string(),

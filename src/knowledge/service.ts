@@ -22,13 +22,16 @@ async function visibleTo(db: Db, userId: string, probe: Probe, id: string): Prom
     probe === "insight"
       ? await db.$queryRaw<unknown[]>`
           SELECT 1 FROM knowledge_insights x JOIN workspace_members m ON m.workspace_id = x.workspace_id
+          JOIN workspaces w ON w.id = x.workspace_id AND w.state = 'active'
           WHERE x.id = ${id}::uuid AND m.user_id = ${userId}::uuid`
       : probe === "content"
         ? await db.$queryRaw<unknown[]>`
             SELECT 1 FROM content_store x JOIN workspace_members m ON m.workspace_id = x.workspace_id
+          JOIN workspaces w ON w.id = x.workspace_id AND w.state = 'active'
             WHERE x.id = ${id}::uuid AND m.user_id = ${userId}::uuid`
         : await db.$queryRaw<unknown[]>`
             SELECT 1 FROM knowledge_source_revisions x JOIN workspace_members m ON m.workspace_id = x.workspace_id
+          JOIN workspaces w ON w.id = x.workspace_id AND w.state = 'active'
             WHERE x.id = ${id}::uuid AND m.user_id = ${userId}::uuid`;
   return rows.length > 0;
 }

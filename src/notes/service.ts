@@ -180,6 +180,7 @@ async function visibleSync(db: AppDeps["db"], userId: string, requestId: string)
     SELECT s.id, e.workspace_id FROM note_syncs s
     JOIN entities e ON e.id = s.entity_id
     JOIN workspace_members m ON m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid
+    JOIN workspaces w ON w.id = e.workspace_id AND w.state = 'active'
     WHERE s.request_id = ${requestId}
     ORDER BY s.user_id = ${userId}::uuid DESC, s.created_at DESC, s.id
     LIMIT 1`;

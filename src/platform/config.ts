@@ -71,6 +71,13 @@ export const EnvironmentSchema = z
     // request (200); more are deleted by a job (202), this many originals per transaction.
     ERASURE_SYNC_LIMIT: z.coerce.number().int().min(0).max(100_000).default(500),
     ERASURE_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
+    // Workspace deletion and retention (src/deletion/workspaces.ts, retention.ts): a deleted workspace is
+    // purged this many hours after its owner deleted it (restorable until then; fractions are for tests);
+    // the retention pass (which also purges deleted workspaces that are due) runs every
+    // RETENTION_INTERVAL_MS (0: not scheduled), deleting this many originals per transaction.
+    WORKSPACE_DELETE_GRACE_HOURS: z.coerce.number().min(0).max(8760).default(168),
+    RETENTION_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
+    RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     EMBEDDINGS_URL: optionalUrl,
     EMBEDDINGS_API_KEY: z.string().optional(),

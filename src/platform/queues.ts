@@ -57,6 +57,20 @@ export const jobCatalog = {
     schema: z.object({ erasureId: z.uuid() }),
     options: { ...retry(5, 2000), removeOnComplete: true, removeOnFail: true },
   },
+  "entity.delete.v1": {
+    queue: "enrichment",
+    // An entity's deletion (src/deletion/entity-run.ts): its originals in batches, each one transaction, then
+    // the entity. The deletion's row holds status and counters, so a retry resumes where it stopped.
+    schema: z.object({ deletionId: z.uuid() }),
+    options: { ...retry(5, 2000), removeOnComplete: true, removeOnFail: true },
+  },
+  "retention.tick.v1": {
+    queue: "enrichment",
+    // Produced by the retention job scheduler (src/deletion/scheduler.ts): purges deleted workspaces whose grace
+    // period is over, then applies every workspace's retention_days. Each step is resumable; a lost tick waits for the next.
+    schema: z.object({}),
+    options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } },
+  },
   "context.embed.v1": {
     queue: "enrichment",
     // A saved page whose embedding could not be computed at save time.

@@ -124,7 +124,8 @@ export async function revokeShareLink(db: Db, userId: string, linkId: string): P
 /** The live link a token opens, or null (malformed, unknown, revoked or expired: the caller cannot tell which). */
 export async function openShareLink(db: Db, token: string): Promise<ShareLinkRow | null> {
   if (!TOKEN_RE.test(token)) return null;
-  const row = await db.shareLink.findUnique({ where: { tokenHash: hashShareToken(token) } });
+  // A link of a workspace being deleted opens nothing (src/deletion/workspaces.ts).
+  const row = await db.shareLink.findFirst({ where: { tokenHash: hashShareToken(token), workspace: { state: "active" } } });
   if (!row || row.revokedAt || row.expiresAt <= new Date()) return null;
   return row;
 }

@@ -152,7 +152,7 @@ async function visibleRun(deps: Pick<AppDeps, "db">, userId: string, runId: stri
   const row = isUuid(runId) ? await deps.db.sweepRun.findUnique({ where: { id: runId } }) : null;
   const entity = row
     ? await deps.db.entity.findFirst({
-        where: { id: row.entityId, workspace: { members: { some: { userId } } } },
+        where: { id: row.entityId, workspace: { state: "active", members: { some: { userId } } } },
         select: { workspaceId: true },
       })
     : null;

@@ -76,12 +76,15 @@ export async function openDelivery(deps: Pick<Deps, "db">, deliveryId: string): 
           state: true,
           pausedUntil: true,
           disabledReason: true,
+          workspace: { select: { state: true } },
         },
       },
     },
   });
   if (!delivery || delivery.status === "succeeded" || delivery.status === "failed" || delivery.endpoint.deletedAt) return undefined;
-  const { deletedAt: _deleted, ...endpoint } = delivery.endpoint;
+  // A workspace being deleted sends nothing; the delivery stays open (requeue-webhooks after a restore sends it).
+  if (delivery.endpoint.workspace.state !== "active") return undefined;
+  const { deletedAt: _deleted, workspace: _workspace, ...endpoint } = delivery.endpoint;
   return { id: delivery.id, messageId: delivery.messageId, body: delivery.body, endpoint };
 }
 

@@ -25,6 +25,8 @@ export async function recordJobEvent(deps: Deps, event: JobEvent): Promise<numbe
   const endpoints = await deps.db.webhookEndpoint.findMany({
     where: {
       workspaceId: event.workspaceId,
+      // A workspace being deleted sends nothing (src/deletion/workspaces.ts).
+      workspace: { state: "active" },
       deletedAt: null,
       state: { not: "disabled" },
       OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: type } }],

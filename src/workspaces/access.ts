@@ -4,20 +4,20 @@ import { atLeast, type Role } from "./roles.js";
 
 /**
  * Tenancy: workspaces have members; entities and projects belong to a workspace. A
- * resource the caller may not see is reported as not found, so ids never leak.
+ * resource the caller may not see is reported as not found, so ids never leak. A workspace
+ * its owner deleted (`state` deleting, src/deletion/workspaces.ts) is seen by no one: every
+ * check here reads the workspace's state in the statement that reads the membership.
  */
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => UUID_RE.test(value);
 
 export async function visibleWorkspaceIds(db: Db | DbTx, userId: string): Promise<string[]> {
-  const rows = await db.workspaceMember.findMany({ where: { userId }, select: { workspaceId: true } });
+  const rows = await db.workspaceMember.findMany({ where: { userId, workspace: { state: "active" } }, select: { workspaceId: true } });
   return rows.map((r) => r.workspaceId);
 }
 
 export async function isMember(db: Db | DbTx, userId: string, workspaceId: string): Promise<boolean> {
-  if (!isUuid(workspaceId)) return false;
-  const row = await db.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId } } });
-  return row !== null;
+  return (await memberRole(db, userId, workspaceId)) !== null;
 }
 
 /** The caller's personal workspace, created on first need (race-safe). */
@@ -43,21 +43,24 @@ export async function personalWorkspace(db: Db, userId: string): Promise<string>
 export async function entityForUser(db: Db | DbTx, userId: string, entityId: string) {
   if (!isUuid(entityId)) throw notFound("Entity");
   const entity = await db.entity.findFirst({
-    where: { id: entityId, workspace: { members: { some: { userId } } } },
+    where: { id: entityId, workspace: { state: "active", members: { some: { userId } } } },
   });
   if (!entity) throw notFound("Entity");
   return entity;
 }
 
-/** The caller's role in a workspace, or null for a non-member. */
+/** The caller's role in a workspace, or null for a non-member (and for everyone while the workspace is being deleted). */
 export async function memberRole(db: Db | DbTx, userId: string, workspaceId: string): Promise<string | null> {
-  const member = await db.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId } }, select: { role: true } });
-  return member?.role ?? null;
+  if (!isUuid(workspaceId)) return null;
+  const rows = await db.$queryRaw<{ role: string }[]>`
+    SELECT m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id AND w.state = 'active'
+    WHERE m.workspace_id = ${workspaceId}::uuid AND m.user_id = ${userId}::uuid`;
+  return rows[0]?.role ?? null;
 }
 
 /** The caller's role in the workspace; 404 for a non-member (as for an unknown workspace). */
 export async function roleOf(db: Db | DbTx, userId: string, workspaceId: string): Promise<Role> {
-  const role = isUuid(workspaceId) ? await memberRole(db, userId, workspaceId) : null;
+  const role = await memberRole(db, userId, workspaceId);
   if (role === null) throw notFound("Workspace");
   return role as Role;
 }
@@ -86,7 +89,7 @@ export async function writableEntityForUser(db: Db | DbTx, userId: string, entit
 export async function projectForUser(db: Db | DbTx, userId: string, projectId: string) {
   if (!isUuid(projectId)) throw notFound("Project");
   const project = await db.project.findFirst({
-    where: { id: projectId, workspace: { members: { some: { userId } } } },
+    where: { id: projectId, workspace: { state: "active", members: { some: { userId } } } },
   });
   if (!project) throw notFound("Project");
   return project;

@@ -13,9 +13,13 @@ import type { AddMemberInput, MemberRecord } from "./schemas.js";
  * concurrent demotions cannot leave it without an owner. Every change is audited.
  */
 
+/**
+ * The caller's workspaces. One being deleted (src/deletion/workspaces.ts) is listed for its owners
+ * only, with its state and `purge_after`, so they can restore it; other members no longer see it.
+ */
 export async function listWorkspaces(db: Db, userId: string) {
   const rows = await db.workspaceMember.findMany({
-    where: { userId },
+    where: { userId, OR: [{ workspace: { state: "active" } }, { role: "owner" }] },
     include: { workspace: true },
     orderBy: [{ workspace: { createdAt: "asc" } }, { workspaceId: "asc" }],
   });
@@ -25,6 +29,9 @@ export async function listWorkspaces(db: Db, userId: string) {
     personal: m.workspace.personal,
     role: m.role as Role,
     created_at: m.workspace.createdAt.toISOString(),
+    state: m.workspace.state as "active" | "deleting",
+    retention_days: m.workspace.retentionDays,
+    purge_after: m.workspace.purgeAfter?.toISOString() ?? null,
   }));
   return { workspaces, count: workspaces.length };
 }

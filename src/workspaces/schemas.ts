@@ -38,6 +38,9 @@ export const WorkspaceRecord = z.object({
   personal: z.boolean(),
   role: z.enum(ROLES),
   created_at: z.string(),
+  state: z.enum(["active", "deleting"]).describe("deleting: listed for its owners only, who may restore it until purge_after"),
+  retention_days: z.number().int().nullable(),
+  purge_after: z.string().nullable(),
 });
 export const WorkspaceList = z.object({ workspaces: z.array(WorkspaceRecord), count: z.number().int() });
 

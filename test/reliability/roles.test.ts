@@ -50,13 +50,18 @@ async function person(): Promise<Person> {
   return { token, userId: user.id, key: key.body.raw_key };
 }
 
+/** Adds a member to Alice's workspace, and to her spare one (the target of the whole-workspace routes). */
 async function join(who: Person, role: Role): Promise<string> {
-  const res = await h.http
-    .post(`/api/workspaces/${alice.workspaceId}/members`)
-    .set("Authorization", `Bearer ${alice.token}`)
-    .send({ user_id: who.userId, role });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.id;
+  const [res] = await Promise.all(
+    [alice.workspaceId, alice.spareWorkspaceId].map((workspaceId) =>
+      h.http
+        .post(`/api/workspaces/${workspaceId}/members`)
+        .set("Authorization", `Bearer ${alice.token}`)
+        .send({ user_id: who.userId, role }),
+    ),
+  );
+  expect(res?.status, JSON.stringify(res?.body)).toBe(201);
+  return res?.body.id;
 }
 
 beforeAll(async () => {

@@ -37,6 +37,15 @@ function fromBodyParser(err: BodyParserError): AppError | ValidationFailed | und
   return undefined;
 }
 
+/** SQLSTATE raised by the trigger that refuses originals of an entity being deleted (migration 20261128130000). */
+const ENTITY_DELETED_CODE = "RE404";
+
+function databaseCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null;
+  const codes = [e?.meta?.driverAdapterError?.cause?.originalCode, e?.meta?.code, e?.code];
+  return codes.find((c): c is string => typeof c === "string" && c === ENTITY_DELETED_CODE);
+}
+
 /** Maps anything thrown to the documented body: the spec's 422 shape or `{detail, code}`. */
 export function toHttpError(err: unknown): AppError | ValidationFailed {
   if (err instanceof AppError || err instanceof ValidationFailed) return err;
@@ -44,6 +53,8 @@ export function toHttpError(err: unknown): AppError | ValidationFailed {
   if (parsed) return parsed;
   // The router could not percent-decode a path parameter (e.g. "%E0%A4%A").
   if (err instanceof URIError) return new AppError("bad_request", "The request path is not validly percent-encoded.");
+  // An original stored for an entity whose deletion was requested (a trigger of content_store refuses it).
+  if (databaseCode(err) === ENTITY_DELETED_CODE) return new AppError("not_found", "Entity was not found.");
   if (isDbUnavailable(err)) {
     return new AppError("service_unavailable", "The database is unavailable; try again shortly.", {
       headers: { "Retry-After": "5" },

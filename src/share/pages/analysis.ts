@@ -92,6 +92,8 @@ class QuoteIds {
 const REMOVED: Record<string, string> = {
   deleted: "The source of this quote was deleted",
   author_erased: "The author of this quote asked to be forgotten",
+  retention: "The source of this quote passed the workspace's retention period",
+  workspace_deleted: "The source of this quote was deleted with its workspace",
 };
 
 function evidenceQuote(e: EvidenceItem, ids: QuoteIds): SafeHtml {

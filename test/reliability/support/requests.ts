@@ -42,12 +42,24 @@ export function validRequest(route: AnyRoute, world: World, params: Record<strin
 
 /**
  * A delete removes what it names: the content delete is aimed at the world's spare original when it
- * would name the world's first content id (the one every other route reads). Ids of another world
- * (a tenancy probe) are left as they are.
+ * would name the world's first content id (the one every other route reads), a workspace's deletion
+ * and restore at the world's spare workspace, the entity delete (and its progress read) at the world's
+ * spare entity and the record delete at its spare record. Ids of another world (a tenancy probe) are left as they are.
  */
 function aimed(route: AnyRoute, world: World, params: Record<string, string>): Record<string, string> {
   const deletesContent = route.method === "delete" && route.path === "/agent/v1/content/:content_id";
-  return deletesContent && params.content_id === world.ids.content_id?.[0] ? { ...params, content_id: world.spareContentId } : params;
+  if (deletesContent && params.content_id === world.ids.content_id?.[0]) return { ...params, content_id: world.spareContentId };
+  // Deleting and restoring a workspace act on the world's spare workspace.
+  const deletesWorkspace =
+    (route.method === "delete" && route.path === "/api/workspaces/:workspace_id") || route.path === "/api/workspaces/:workspace_id/restore";
+  if (deletesWorkspace && params.workspace_id === world.ids.workspace_id?.[0]) return { ...params, workspace_id: world.spareWorkspaceId };
+  // The entity delete and its progress read name the world's spare entity (its deletion requested as the world was built).
+  const entityDeletion =
+    (route.method === "delete" && route.path === "/api/entities/:entity_id") || route.path === "/api/entities/:entity_id/deletion";
+  if (entityDeletion && params.entity_id === world.ids.entity_id?.[0]) return { ...params, entity_id: world.spareEntityId };
+  const deletesRecord = route.method === "delete" && route.path === "/agent/v1/knowledge/insights/:insight_id";
+  if (deletesRecord && params.insight_id === world.ids.insight_id?.[0]) return { ...params, insight_id: world.spareInsightId };
+  return params;
 }
 
 function sampleRequest(route: AnyRoute, world: World): Omit<Shaped, "path"> {
@@ -86,7 +98,8 @@ function sampleRequest(route: AnyRoute, world: World): Omit<Shaped, "path"> {
  */
 function knowledgeRequest(route: AnyRoute, world: World, query: Record<string, unknown>, body: Record<string, unknown> | undefined) {
   for (const value of [query, body]) {
-    if (!value || !("entity_id" in shapeOf(route.method === "get" ? route.query : route.body))) continue;
+    // Reads and the record delete name the scope in the query, writes in the body.
+    if (!value || !("entity_id" in shapeOf(route.method === "get" || route.method === "delete" ? route.query : route.body))) continue;
     delete value.project_id;
     value.entity_id = world.entityId;
   }

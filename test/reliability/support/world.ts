@@ -22,6 +22,16 @@ export interface World {
   contentId: string;
   /** An original of the company entity that no other route reads: the one `DELETE /agent/v1/content/{content_id}` deletes. */
   spareContentId: string;
+  /** An entity no other route reads, its deletion requested as the world is built: the one `DELETE /api/entities/{entity_id}` and its progress read name. */
+  spareEntityId: string;
+  /** A knowledge record no other route reads: the one `DELETE /agent/v1/knowledge/insights/{insight_id}` deletes. */
+  spareInsightId: string;
+  /**
+   * A second workspace of the world's user, the one `DELETE /api/workspaces/{workspace_id}` and its restore act on
+   * (deleting the world's own workspace would end every other route). It is made in the database (no route creates
+   * a workspace apart from onboarding) with the world's members; a suite that adds members later adds them here too.
+   */
+  spareWorkspaceId: string;
   collectionJobId: string;
   researchJobId: string;
   analysisId: string;
@@ -89,6 +99,12 @@ export async function buildWorld(
     await h.http.post("/api/entities").set(auth(token)).send({ name: "Standalone", workspace_id: onboarding.workspace_id }),
   );
 
+  // An entity for the entity delete route and its progress read (requests.ts aims them there).
+  const spareEntity = await ok<{ id: string }>(
+    "spare entity creation",
+    await h.http.post("/api/entities").set(auth(token)).send({ name: "Spare", workspace_id: onboarding.workspace_id }),
+  );
+
   const key = async (scopes: string[]): Promise<Key> => {
     const body = await ok<{ key: { id: string }; raw_key: string }>(
       "key creation",
@@ -149,6 +165,27 @@ export async function buildWorld(
         summary: "The pricing page is confusing.",
         evidence: [{ content_id: contentId, quote: WORLD_QUOTE }],
       }),
+  );
+
+  // A second record, for the record delete route.
+  const spareInsight = await ok<{ record: { id: string } }>(
+    "spare knowledge record",
+    await h.http
+      .post("/agent/v1/knowledge/insights")
+      .set(auth(token))
+      .send({
+        entity_id: entityId,
+        request_id: randomUUID(),
+        expected_revision: 0,
+        title: "Spare finding",
+        summary: "A spare record.",
+        evidence: [{ content_id: contentId, quote: WORLD_QUOTE }],
+      }),
+  );
+  // A saved context page of the user, for the page delete route.
+  const page = await ok<{ id: string }>(
+    "context page",
+    await h.http.post("/agent/v1/context/save").set(auth(token)).send({ title: "Spare page", content: "A spare page." }),
   );
 
   // An action derived from that record.
@@ -262,6 +299,9 @@ export async function buildWorld(
       .set(auth(token))
       .send({ platform: "reddit", author: `nobody-${sub}` }),
   );
+  const spareWorkspaceId = await spareWorkspace(h, onboarding.workspace_id);
+  // The spare entity's deletion, requested (its job waits for a worker): its progress has something to read.
+  await ok("spare entity deletion", await h.http.delete(`/api/entities/${spareEntity.id}`).set(auth(token)), [202]);
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
     data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
@@ -278,6 +318,9 @@ export async function buildWorld(
     skillId,
     contentId,
     spareContentId,
+    spareEntityId: spareEntity.id,
+    spareInsightId: spareInsight.record.id,
+    spareWorkspaceId,
     collectionJobId,
     researchJobId,
     analysisId: analysis.id,
@@ -306,6 +349,7 @@ export async function buildWorld(
     source_revision_id: insight.record.evidence.map((e) => e.source_revision_id),
     endpoint_id: [webhook.id],
     share_link_id: [shareLink.id],
+    page_id: [page.id],
     erasure_id: [erasure.id],
     // The caller's own membership and user id: routes exercised with them may not demote or remove the
     // workspace's only owner (409) nor add anyone (already a member: 409), so the world stays as built.
@@ -313,6 +357,15 @@ export async function buildWorld(
     user_id: [user.id],
   };
   return world;
+}
+
+/** The spare workspace (see `World.spareWorkspaceId`), with the members the world's workspace has now. */
+async function spareWorkspace(h: Harness, workspaceId: string): Promise<string> {
+  const spare = await h.deps.db.workspace.create({ data: { name: "Spare workspace" } });
+  await h.deps.db.$executeRaw`
+    INSERT INTO workspace_members (workspace_id, user_id, role, added_by)
+    SELECT ${spare.id}::uuid, user_id, role, added_by FROM workspace_members WHERE workspace_id = ${workspaceId}::uuid`;
+  return spare.id;
 }
 
 /** The world's ids as fast-check substitutions for fields and parameters of those names. */
