@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { connect, createServer as createTcpServer } from "node:net";
@@ -7,15 +7,21 @@ import { commandArgv, readProcfile } from "../../scripts/procfile.js";
 
 /**
  * The service under load, started as `npm start` starts it: the release step (migrations),
- * then one web and one worker process, each with the service's environment. Node loads the
- * TypeScript through tsx's loader (`node --import tsx`), so each is one process whose
- * memory can be read from /proc. Beside them: a redis-server of the bench's own (Redis as
+ * then one web and one worker process, each with the service's environment and the Procfile's
+ * command, which runs the compiled build (`node … dist/…`, built first when it is missing or
+ * stale), so each is one process whose memory can be read from /proc. Beside them: a redis-server of the bench's own (Redis as
  * production runs it: noeviction) and a local Hacker News search API for collection jobs.
  */
 export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 
-/** A Procfile entry's command as argv (`node` is this Node binary). */
+let built = false;
+
+/** A Procfile entry's command as argv (`node` is this Node binary); builds dist/ first when it is stale. */
 export function procfileCommand(entry: string): string[] {
+  if (!built) {
+    execFileSync(process.execPath, [path.join(root, "scripts", "build.ts"), "--if-stale"], { cwd: root, stdio: "inherit" });
+    built = true;
+  }
   const command = readProcfile().get(entry);
   if (!command) throw new Error(`the Procfile has no ${entry} entry`);
   return commandArgv(command);
