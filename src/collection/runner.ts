@@ -23,7 +23,7 @@ export interface CollectionRunOptions {
   collectors?: CollectorRegistry;
   /** A watch of the job's row (default: one polling it every 500 ms while the run lasts). */
   cancel?: CancelWatch;
-  /** How long to wait for a row whose creating transaction has not committed yet. */
+  /** How long a job waits for its row when its queue entry came first (see `claim`). */
   rowWaitMs?: number;
 }
 
@@ -85,7 +85,9 @@ async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<Clai
     if (existing && existing.status !== "queued" && existing.status !== "running") return "finished";
     // The row was inserted between the two reads: claim it now.
     if (existing) continue;
-    // The create enqueues before it inserts the row, so the job can arrive first.
+    // Creates write the row before the queue entry, but an entry can still come first: an enqueue that
+    // reached Redis although its create saw an error (and removed its row), then a retry of that create.
+    // Skipping it would leave its job id completed in the queue, so the retried row would never run.
     if (Date.now() >= deadline) throw new Error(`collection job ${jobId} has no row (yet)`);
     await sleep(50);
   }
