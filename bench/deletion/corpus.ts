@@ -1,7 +1,7 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type pg from "pg";
-import { generateRows, type Row } from "../intelligence/corpus.js";
+import { generateRows, insertRows, type Row } from "../intelligence/corpus.js";
 
 /**
  * The deletion bench's corpus (`res_bench_deletion`): a target workspace with one company holding
@@ -29,7 +29,6 @@ export interface Corpus {
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 const secondsSince = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(0)} s`;
 
 async function meta(pool: pg.Pool, key: string): Promise<string | undefined> {
@@ -37,56 +36,6 @@ async function meta(pool: pg.Pool, key: string): Promise<string | undefined> {
 }
 const setMeta = (pool: pg.Pool, key: string, value: string) =>
   pool.query("INSERT INTO bench_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2", [key, value]);
-
-/** Rows and their opinion units, enriched, `created_at` at `published_at` (json_to_recordset, 2,000 a statement). */
-async function insertRows(client: pg.PoolClient, entity: { id: string; workspaceId: string }, rows: Row[], batch = 2000) {
-  for (let i = 0; i < rows.length; i += batch) {
-    const slice = rows.slice(i, i + batch);
-    const content = slice.map((r) => ({
-      id: r.id,
-      parent_id: r.parentId,
-      kind: r.kind,
-      platform: r.platform,
-      external_id: r.id,
-      url: r.kind === "source" ? `https://example.com/${r.platform}/${r.id}` : "",
-      content: r.content,
-      author: `author-${r.id.slice(0, 6)}`,
-      published_at: r.publishedAt,
-      content_hash: sha256(r.content),
-      dedup_key: `bench:${r.id}`,
-    }));
-    await client.query(
-      `INSERT INTO content_store (id, entity_id, workspace_id, parent_id, kind, platform, external_id, url, content, author,
-         published_at, content_hash, dedup_key, embedding_model, enriched_at, created_at)
-       SELECT r.id, $1::uuid, $2::uuid, r.parent_id, r.kind, r.platform, r.external_id, r.url, r.content, r.author,
-         r.published_at, r.content_hash, r.dedup_key, 'local-hashing-v1', r.published_at, r.published_at
-       FROM json_to_recordset($3::json) AS r(id uuid, parent_id uuid, kind text, platform text, external_id text, url text,
-         content text, author text, published_at timestamptz, content_hash text, dedup_key text)`,
-      [entity.id, entity.workspaceId, JSON.stringify(content)],
-    );
-    const units = slice.flatMap((r) =>
-      r.units.map((u) => ({
-        content_id: r.id,
-        start_offset: u.start,
-        end_offset: u.end,
-        text: u.text,
-        aspect: u.aspect,
-        sentiment: u.sentiment,
-        sentiment_label: u.label,
-        kind: u.kind,
-      })),
-    );
-    await client.query(
-      `INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label, kind,
-         terms, analyser_version)
-       SELECT gen_random_uuid(), u.content_id, $1::uuid, u.start_offset, u.end_offset, u.text, u.aspect, u.sentiment, u.sentiment_label,
-         u.kind, CASE WHEN u.aspect IS NULL THEN ARRAY[]::text[] ELSE ARRAY[u.aspect] END, 2
-       FROM json_to_recordset($2::json) AS u(content_id uuid, start_offset int, end_offset int, text text, aspect text,
-         sentiment real, sentiment_label text, kind text)`,
-      [entity.id, JSON.stringify(units)],
-    );
-  }
-}
 
 const insertOne = async (client: pg.PoolClient, sql: string, params: unknown[]) =>
   (await client.query<{ id: string }>(sql, params)).rows[0]?.id as string;
@@ -247,7 +196,9 @@ async function seedTenants(pool: pg.Pool, reseed: boolean): Promise<Corpus["tena
     const entities: Corpus["tenantEntities"] = [];
     for (const [i, name] of names.entries()) {
       const id = await createEntity(client, tenantWorkspace, name);
-      await insertRows(client, { id, workspaceId: tenantWorkspace }, generateRows(31 + i, TENANT_ORIGINALS, 365, name.toLowerCase()));
+      await insertRows(client, { id, workspaceId: tenantWorkspace }, generateRows(31 + i, TENANT_ORIGINALS, 365, name.toLowerCase()), {
+        storedAtPublication: true,
+      });
       entities.push({ id, name });
       log(`  seeded ${TENANT_ORIGINALS} originals of ${name} (${secondsSince(started)})`);
     }
@@ -299,7 +250,7 @@ async function seedTarget(pool: pg.Pool, originals: number, reseed: boolean): Pr
     for (let from = 0; from < originals; from += CHUNK) {
       const rows = generateRows(20261126 + from, Math.min(CHUNK, originals - from), 365, `acme${from / CHUNK}`);
       for (const [i, r] of rows.entries()) if ((from + i) % step === 0 && cited.length < CITED_ORIGINALS) cited.push(r);
-      await insertRows(client, { id, workspaceId: workspace }, rows);
+      await insertRows(client, { id, workspaceId: workspace }, rows, { storedAtPublication: true });
       if ((from / CHUNK) % 5 === 4 || from + CHUNK >= originals)
         log(`  seeded ${Math.min(from + CHUNK, originals)} originals of the target (${secondsSince(started)})`);
     }

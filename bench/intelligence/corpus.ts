@@ -160,8 +160,17 @@ export function generateRows(seed: number, count: number, days: number, name: st
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
-/** Inserts rows (content, then opinion units) in batches through json_to_recordset, as enriched rows. */
-export async function insertRows(client: pg.PoolClient, entity: { id: string; workspaceId: string }, rows: Row[], batch = 2000) {
+/**
+ * Inserts rows (content, then opinion units) in batches through json_to_recordset, as enriched rows,
+ * stored and enriched now, or (`storedAtPublication`) at their publication time.
+ */
+export async function insertRows(
+  client: pg.PoolClient,
+  entity: { id: string; workspaceId: string },
+  rows: Row[],
+  options: { batch?: number; storedAtPublication?: boolean } = {},
+) {
+  const batch = options.batch ?? 2000;
   for (let i = 0; i < rows.length; i += batch) {
     const slice = rows.slice(i, i + batch);
     const content = slice.map((r) => ({
@@ -179,12 +188,13 @@ export async function insertRows(client: pg.PoolClient, entity: { id: string; wo
     }));
     await client.query(
       `INSERT INTO content_store (id, entity_id, workspace_id, parent_id, kind, platform, external_id, url, content, author,
-         published_at, content_hash, dedup_key, embedding_model, enriched_at)
+         published_at, content_hash, dedup_key, embedding_model, enriched_at, created_at)
        SELECT r.id, $1::uuid, $2::uuid, r.parent_id, r.kind, r.platform, r.external_id, r.url, r.content, r.author,
-         r.published_at, r.content_hash, r.dedup_key, 'local-hashing-v1', now()
+         r.published_at, r.content_hash, r.dedup_key, 'local-hashing-v1',
+         CASE WHEN $4::boolean THEN r.published_at ELSE now() END, CASE WHEN $4::boolean THEN r.published_at ELSE now() END
        FROM json_to_recordset($3::json) AS r(id uuid, parent_id uuid, kind text, platform text, external_id text, url text,
          content text, author text, published_at timestamptz, content_hash text, dedup_key text)`,
-      [entity.id, entity.workspaceId, JSON.stringify(content)],
+      [entity.id, entity.workspaceId, JSON.stringify(content), options.storedAtPublication ?? false],
     );
     const units = slice.flatMap((r) =>
       r.units.map((u) => ({

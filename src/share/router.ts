@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import express, { type Request, type Response, type Router } from "express";
 import { relayAnalysis } from "../analysis/relay.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -6,12 +5,14 @@ import { parseLastEventId } from "../platform/sse.js";
 import { openShareLink, SHARE_PATH, type ShareLinkRow } from "./links.js";
 import {
   LIVE_SCRIPT,
+  LIVE_SCRIPT_HASH,
   LIVE_SCRIPT_PATH,
   renderAnalysisPage,
   renderEntityPage,
   renderKnowledgePage,
   renderNotFoundPage,
   STYLESHEET,
+  STYLESHEET_HASH,
   STYLESHEET_PATH,
 } from "./pages/index.js";
 import { analysisPage, entityPage, knowledgePage, sharedAnalysisId } from "./views.js";
@@ -69,8 +70,9 @@ function sendPage(res: Response, status: number, body: string, started: bigint) 
     .send(body);
 }
 
-function asset(body: string, contentType: string) {
-  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
+/** An asset under its content hash (the one its `?v=` carries) as ETag. */
+function asset(body: string, hash: string, contentType: string) {
+  const etag = `"${hash}"`;
   return (req: Request, res: Response) => {
     // A versioned URL (`?v=` of the content's hash) never changes; a bare one is revalidated.
     const immutable = typeof req.query.v === "string";
@@ -87,8 +89,8 @@ function asset(body: string, contentType: string) {
 
 export function sharePages(deps: AppDeps): Router {
   const router = express.Router();
-  router.get(STYLESHEET_PATH, asset(STYLESHEET, "text/css; charset=utf-8"));
-  router.get(LIVE_SCRIPT_PATH, asset(LIVE_SCRIPT, "text/javascript; charset=utf-8"));
+  router.get(STYLESHEET_PATH, asset(STYLESHEET, STYLESHEET_HASH, "text/css; charset=utf-8"));
+  router.get(LIVE_SCRIPT_PATH, asset(LIVE_SCRIPT, LIVE_SCRIPT_HASH, "text/javascript; charset=utf-8"));
   // Browsers ask for an icon with every page; the service has none, and says so without an error.
   router.get("/favicon.ico", (_req: Request, res: Response) => {
     res.set("Cache-Control", "public, max-age=86400").status(204).end();
