@@ -242,7 +242,9 @@ describe("recordJobEvent", () => {
     await h.deps.queues.enqueue("webhook.deliver.v1", { deliveryId: row.id }, { jobId: deliveryJobId(row.id) });
     const job = await until(async () => {
       const found = await h.deps.queues.get("webhooks").getJob(deliveryJobId(row.id));
-      return found && (await found.getState()) === "completed" ? found : undefined;
+      // finishedOn and returnvalue are written together when the job completes; reading the
+      // state separately could see "completed" on a hash fetched a moment before.
+      return found?.finishedOn ? found : undefined;
     });
     expect(job.returnvalue).toEqual({ kind: "nothing_to_do" });
     expect(r.received).toHaveLength(0);
