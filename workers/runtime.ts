@@ -1,4 +1,5 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker } from "bullmq";
+import { isFinalAttempt } from "../src/jobs/failures.js";
 import { concurrencyOf } from "../src/platform/config.js";
 import type { AppDeps } from "../src/platform/deps.js";
 import { toError } from "../src/platform/errors.js";
@@ -9,7 +10,10 @@ import { reportRedisError } from "../src/platform/redis-errors.js";
 /**
  * Processor runtime: one BullMQ Worker per queue that has processors. Each job's data is
  * parsed against the catalog before its processor sees it; a bad payload fails without
- * retries. Processors throw to retry; they never swallow errors.
+ * retries. Processors throw to retry; they never swallow errors. When an attempt fails and no
+ * other will follow (the job's last attempt, or an UnrecoverableError), the runtime calls the
+ * processor's `onLastFailure` before the job moves to failed, so the kind records the failure
+ * on its row once, here, rather than in each processor.
  */
 export interface ProcessorContext {
   deps: AppDeps;
@@ -20,8 +24,18 @@ export interface ProcessorContext {
 export type Processor<N extends JobName> = ((payload: JobPayload<N>, ctx: ProcessorContext) => Promise<unknown>) & {
   /** For catalog options `backoff: { type: "custom" }`: ms before the next attempt after `attemptsMade` failed ones; -1 ends the job. */
   retryDelay?: (attemptsMade: number, deps: AppDeps) => number;
+  /** Records the failure on the kind's row; its own errors are logged, never thrown. */
+  onLastFailure?: (payload: JobPayload<N>, err: Error, ctx: ProcessorContext) => Promise<unknown>;
 };
 export type ProcessorTable = { [N in JobName]?: Processor<N> };
+
+/** A processor with its hooks, typed by its job name: `processor<"sweep.run.v1">(run, { onLastFailure })`. */
+export function processor<N extends JobName>(
+  run: (payload: JobPayload<N>, ctx: ProcessorContext) => Promise<unknown>,
+  hooks: Pick<Processor<N>, "retryDelay" | "onLastFailure"> = {},
+): Processor<N> {
+  return Object.assign(run, hooks);
+}
 
 export interface WorkerHandles {
   workers: Worker[];
@@ -66,10 +80,19 @@ export function startWorkers(
         if (!processor) throw new UnrecoverableError(`No processor for job ${job.name} on queue ${queue}`);
         const payload = parseJobPayload(name, job.data);
         active.set(`${queue}:${job.id}`, { queue, id: job.id, name: job.name });
+        const ctx = { deps, job, token };
         try {
-          return await processor(payload, { deps, job, token });
-        } catch (err) {
-          throw toError(err);
+          return await processor(payload, ctx);
+        } catch (thrown) {
+          const err = toError(thrown);
+          if (processor.onLastFailure && (isFinalAttempt(job) || err instanceof UnrecoverableError)) {
+            await processor
+              .onLastFailure(payload, err, ctx)
+              .catch((markErr: unknown) =>
+                deps.logger.error({ queue, jobId: job.id, name: job.name, err: markErr }, "could not record the job's failure on its row"),
+              );
+          }
+          throw err;
         } finally {
           active.delete(`${queue}:${job.id}`);
         }

@@ -8,7 +8,9 @@ import { generateRows, insertRows, type Row } from "../intelligence/corpus.js";
  * `originals` enriched originals (a fifth of them comments, opinion units as the enrichment writes them,
  * bench/intelligence/corpus.ts) and five completed analyses citing 200 of them spread over the corpus
  * (result, evidence and result events, insights with their evidence), so the cascade has rewriting to do;
- * and a second workspace, the other tenants, with two companies of TENANT_ORIGINALS originals each.
+ * a second workspace, the other tenants, with two companies of TENANT_ORIGINALS originals each (what the
+ * load searches); and a third, the writers, with one company and no originals of its own (what the load
+ * ingests into, emptied at the start of every run, so the searched corpus does not grow during a run).
  * `created_at` follows `published_at` (a year), so the tenants' and the target's rows interleave in time as
  * a shared table's would. The tenants are reused while their meta row matches; the target is reused while
  * it exists with the asked size (a run deletes it, so the next run seeds it again).
@@ -20,12 +22,15 @@ const CHUNK = 20_000;
 const TENANTS_VERSION = "tenants-v1";
 export const OWNER_SUB = "bench-deletion-owner";
 export const TENANT_SUB = "bench-deletion-tenant";
+export const WRITER_SUB = "bench-deletion-writer";
 
 export interface Corpus {
   targetWorkspace: string;
   targetId: string;
   tenantWorkspace: string;
   tenantEntities: { id: string; name: string }[];
+  /** The company the load ingests into (another workspace, another user). */
+  writerEntityId: string;
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -268,14 +273,34 @@ async function seedTarget(pool: pg.Pool, originals: number, reseed: boolean): Pr
   }
 }
 
+/** The writers' company, emptied of what an earlier run ingested. */
+async function seedWriter(pool: pg.Pool): Promise<string> {
+  const client = await pool.connect();
+  try {
+    const workspace = await workspaceOf(client, WRITER_SUB, "Writers");
+    const found = await client.query<{ id: string }>("SELECT id::text FROM entities WHERE workspace_id = $1 LIMIT 1", [workspace]);
+    const id = found.rows[0]?.id ?? (await createEntity(client, workspace, "Hooli"));
+    const gone = await client.query(
+      "WITH u AS (DELETE FROM opinion_units WHERE entity_id = $1) DELETE FROM content_store WHERE entity_id = $1",
+      [id],
+    );
+    await client.query("DELETE FROM opinion_rollups WHERE entity_id = $1", [id]);
+    log(`writers: one company, ${gone.rowCount} originals an earlier run ingested removed`);
+    return id;
+  } finally {
+    client.release();
+  }
+}
+
 export async function seed(pool: pg.Pool, originals: number, reseed: boolean): Promise<Corpus> {
   await pool.query("CREATE TABLE IF NOT EXISTS bench_meta (key text PRIMARY KEY, value text NOT NULL)");
   // An earlier run stopped while seeding may have left the index dropped.
   await pool.query(CREATE_GIN);
   const tenantEntities = await seedTenants(pool, reseed);
+  const writerEntityId = await seedWriter(pool);
   const target = await seedTarget(pool, originals, reseed);
   const tenantWorkspace = (
     await pool.query<{ id: string }>("SELECT workspace_id::text AS id FROM entities WHERE id = $1", [tenantEntities[0]?.id])
   ).rows[0]?.id as string;
-  return { targetWorkspace: target.workspace, targetId: target.id, tenantWorkspace, tenantEntities };
+  return { targetWorkspace: target.workspace, targetId: target.id, tenantWorkspace, tenantEntities, writerEntityId };
 }

@@ -1,13 +1,15 @@
 /**
  * Deleting an entity with 1,000,000 stored originals while other tenants ingest and search.
  *
- *   npx tsx bench/deletion/index.ts [--originals 1000000] [--reseed] [--baseline 30]
+ *   npx tsx bench/deletion/index.ts [--originals 1000000] [--reseed] [--baseline 30] [--control S]
  *     [--search-clients 4] [--search-every 500] [--ingest-clients 2] [--ingest-every 1000] [--ingest-sources 50]
  *
  *   --originals N       originals of the entity that is deleted (default 1,000,000; a fifth of them comments)
  *   --reseed            seed everything again (by default the other tenants are reused, and the target too
  *                       while it exists with N originals; a run deletes it, so the next run seeds it again)
  *   --baseline S        seconds of load measured before the deletion is requested (default 30; 5 s of warm-up before)
+ *   --control S         no deletion: the "during" window is S seconds of the same load (what the load alone does
+ *                       to its own latency over time, to set beside a deletion run's ratios)
  *   --search-clients C  concurrent search clients, each sending one search every --search-every ms (default 4 × 500 ms)
  *   --ingest-clients C  concurrent ingest clients, each posting one batch every --ingest-every ms (default 2 × 1000 ms)
  *   --ingest-sources K  sources per ingest batch (default 50, with the comments the generator gives them)
@@ -15,12 +17,13 @@
  * Seeds a database of its own (`res_bench_deletion` on DATABASE_URL's server, created and migrated;
  * bench/deletion/corpus.ts): a workspace whose company holds N enriched originals with opinion units and
  * five analyses citing 200 of them, and a second workspace (the other tenants) with two companies of
- * 50,000 originals each. Starts the real web application on a local port (bench/lib/app.ts; REDIS_URL's
+ * 50,000 originals each, and a third (the writers, a third user) with one company that the load ingests into,
+ * so the corpus the load searches does not grow while it runs. Starts the real web application on a local port (bench/lib/app.ts; REDIS_URL's
  * Redis, a prefix of its own) and, in a process of its own as in production, the worker's processors of
  * the `enrichment` queue (bench/deletion/worker.ts: `entity.delete.v1` and the enrichment of what is
  * ingested). The other tenants' load runs throughout, paced per client (a client that falls behind sends
  * its next request at once, never a burst): `POST /agent/v1/search` over their workspace (a rotation of
- * query classes) and `POST /agent/v1/ingest/content` batches to their two companies. After the baseline,
+ * query classes) and `POST /agent/v1/ingest/content` batches to the writers' company. After the baseline,
  * the target's owner sends `DELETE /api/entities/{id}` and polls `GET /api/entities/{id}/deletion` every
  * 2 s until it is completed, with the load still running. Prints N, the deletion's time (the record's
  * finish minus its creation, and the client's wall clock), rows and opinion units deleted per second,
@@ -41,13 +44,14 @@ import { deleteKeys } from "../../src/platform/redis.js";
 import { generateRows } from "../intelligence/corpus.js";
 import { type BenchApp, startBenchApp } from "../lib/app.js";
 import { root } from "../load/services.js";
-import { type Corpus, OWNER_SUB, seed, TENANT_SUB } from "./corpus.js";
+import { type Corpus, OWNER_SUB, seed, TENANT_SUB, WRITER_SUB } from "./corpus.js";
 
 const { values: args } = parseArgs({
   options: {
     originals: { type: "string", default: "1000000" },
     reseed: { type: "boolean", default: false },
     baseline: { type: "string", default: "30" },
+    control: { type: "string" },
     "search-clients": { type: "string", default: "4" },
     "search-every": { type: "string", default: "500" },
     "ingest-clients": { type: "string", default: "2" },
@@ -57,6 +61,7 @@ const { values: args } = parseArgs({
 });
 const ORIGINALS = Number(args.originals);
 const BASELINE_S = Number(args.baseline);
+const CONTROL_S = args.control === undefined ? undefined : Number(args.control);
 const WARMUP_S = 5;
 const SEARCH_CLIENTS = Number(args["search-clients"]);
 const SEARCH_EVERY = Number(args["search-every"]);
@@ -163,7 +168,7 @@ async function main() {
     )
   ).rows[0];
   log(
-    `target: ${sizes?.originals} originals (${sizes?.comments} comments), ${sizes?.units} opinion units, ${sizes?.analyses} analyses citing some; other tenants: ${sizes?.tenants} originals in ${corpus.tenantEntities.length} companies of another workspace`,
+    `target: ${sizes?.originals} originals (${sizes?.comments} comments), ${sizes?.units} opinion units, ${sizes?.analyses} analyses citing some; other tenants: ${sizes?.tenants} originals in ${corpus.tenantEntities.length} companies of another workspace (searched), and a third workspace's company (ingested into)`,
   );
   log(`machine: ${machine()} at start`);
 
@@ -195,6 +200,7 @@ async function main() {
 async function measure(app: BenchApp, pool: pg.Pool, corpus: Corpus): Promise<void> {
   const owner = { authorization: `Bearer ${await app.token(OWNER_SUB, "6h")}` };
   const tenant = { authorization: `Bearer ${await app.token(TENANT_SUB, "6h")}`, "content-type": "application/json" };
+  const writer = { authorization: `Bearer ${await app.token(WRITER_SUB, "6h")}`, "content-type": "application/json" };
 
   let phase: Phase = "warmup";
   let running = true;
@@ -218,8 +224,7 @@ async function measure(app: BenchApp, pool: pg.Pool, corpus: Corpus): Promise<vo
   };
   const ingest = async () => {
     const n = batchNo++;
-    const entity = corpus.tenantEntities[n % corpus.tenantEntities.length] as Corpus["tenantEntities"][number];
-    const rows = generateRows(900_000 + n, Math.ceil(INGEST_SOURCES * 1.4), 30, `${entity.name.toLowerCase()} load ${n}`);
+    const rows = generateRows(900_000 + n, Math.ceil(INGEST_SOURCES * 1.4), 30, `hooli load ${n}`);
     const sources = rows
       .filter((r) => r.kind === "source")
       .slice(0, INGEST_SOURCES)
@@ -237,8 +242,8 @@ async function measure(app: BenchApp, pool: pg.Pool, corpus: Corpus): Promise<vo
       }));
     const res = await fetch(`${app.base}/agent/v1/ingest/content`, {
       method: "POST",
-      headers: tenant,
-      body: JSON.stringify({ entity_id: entity.id, sources }),
+      headers: writer,
+      body: JSON.stringify({ entity_id: corpus.writerEntityId, sources }),
     });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${text.slice(0, 300)}`);
@@ -283,36 +288,41 @@ async function measure(app: BenchApp, pool: pg.Pool, corpus: Corpus): Promise<vo
     await sleep(BASELINE_S * 1000);
     phase = "during";
     ingestedBefore = ingested;
-    log(`baseline done (${machine()}); DELETE /api/entities/${corpus.targetId}`);
-    const t0 = performance.now();
-    const res = await fetch(`${app.base}/api/entities/${corpus.targetId}`, { method: "DELETE", headers: owner });
-    const answer = await res.text();
-    requestMs = performance.now() - t0;
-    if (res.status !== 202) throw new Error(`DELETE answered ${res.status}: ${answer.slice(0, 500)}`);
-    log(`  202 in ${requestMs.toFixed(0)} ms: ${(JSON.parse(answer) as Deletion).progress.originals_matched} originals matched`);
-    let lastLog = t0;
-    for (;;) {
-      await sleep(POLL_MS);
-      const poll = await fetch(`${app.base}/api/entities/${corpus.targetId}/deletion`, { headers: owner });
-      const body = await poll.text();
-      if (poll.status !== 200) throw new Error(`progress answered ${poll.status}: ${body.slice(0, 300)}`);
-      deletion = JSON.parse(body) as Deletion;
-      const now = performance.now();
-      if (deletion.status === "completed") {
-        wallMs = now - t0;
-        break;
-      }
-      if (deletion.status === "failed") throw new Error(`the deletion failed: ${deletion.error}`);
-      if (now - t0 > DELETION_TIMEOUT_MS) throw new Error("the deletion did not complete in time");
-      if (now - lastLog >= 30_000) {
-        lastLog = now;
-        if (!deletion) throw new Error("no deletion was read");
-        const p = deletion.progress;
-        log(
-          `  ${((now - t0) / 1000).toFixed(0).padStart(5)} s: ${p.rows_deleted} rows deleted in ${p.batches} batches (${(
-            p.rows_deleted / ((now - t0) / 1000)
-          ).toFixed(0)} rows/s), ${p.remaining} remaining; ${machine()}`,
-        );
+    if (CONTROL_S !== undefined) {
+      log(`baseline done (${machine()}); control: ${CONTROL_S} s more of the same load, no deletion`);
+      await sleep(CONTROL_S * 1000);
+    } else {
+      log(`baseline done (${machine()}); DELETE /api/entities/${corpus.targetId}`);
+      const t0 = performance.now();
+      const res = await fetch(`${app.base}/api/entities/${corpus.targetId}`, { method: "DELETE", headers: owner });
+      const answer = await res.text();
+      requestMs = performance.now() - t0;
+      if (res.status !== 202) throw new Error(`DELETE answered ${res.status}: ${answer.slice(0, 500)}`);
+      log(`  202 in ${requestMs.toFixed(0)} ms: ${(JSON.parse(answer) as Deletion).progress.originals_matched} originals matched`);
+      let lastLog = t0;
+      for (;;) {
+        await sleep(POLL_MS);
+        const poll = await fetch(`${app.base}/api/entities/${corpus.targetId}/deletion`, { headers: owner });
+        const body = await poll.text();
+        if (poll.status !== 200) throw new Error(`progress answered ${poll.status}: ${body.slice(0, 300)}`);
+        deletion = JSON.parse(body) as Deletion;
+        const now = performance.now();
+        if (deletion.status === "completed") {
+          wallMs = now - t0;
+          break;
+        }
+        if (deletion.status === "failed") throw new Error(`the deletion failed: ${deletion.error}`);
+        if (now - t0 > DELETION_TIMEOUT_MS) throw new Error("the deletion did not complete in time");
+        if (now - lastLog >= 30_000) {
+          lastLog = now;
+          if (!deletion) throw new Error("no deletion was read");
+          const p = deletion.progress;
+          log(
+            `  ${((now - t0) / 1000).toFixed(0).padStart(5)} s: ${p.rows_deleted} rows deleted in ${p.batches} batches (${(
+              p.rows_deleted / ((now - t0) / 1000)
+            ).toFixed(0)} rows/s), ${p.remaining} remaining; ${machine()}`,
+          );
+        }
       }
     }
   } finally {
@@ -321,6 +331,32 @@ async function measure(app: BenchApp, pool: pg.Pool, corpus: Corpus): Promise<vo
     await Promise.all(clients);
   }
 
+  const latencies = () => {
+    log(
+      `  other tenants ingested ${ingested} originals during the run (${ingested - ingestedBefore} during the ${CONTROL_S === undefined ? "deletion" : "control window"})`,
+    );
+    log(`  other tenants' latency, baseline vs during the ${CONTROL_S === undefined ? "deletion" : "control window (no deletion)"}:`);
+    for (const op of ["search", "ingest"] as const) {
+      const before = summary(samples[op].baseline);
+      const during = summary(samples[op].during);
+      const ratio = during.p99 / before.p99;
+      const label = op === "search" ? "POST /agent/v1/search" : `POST /agent/v1/ingest/content (${INGEST_SOURCES} sources)`;
+      log(`    ${label}`);
+      log(`      baseline ${fmt(before)}`);
+      log(`      during   ${fmt(during)}`);
+      const verdict = `${op}: p99 ${before.p99.toFixed(0)} → ${during.p99.toFixed(0)} ms, ${ratio.toFixed(2)}× (${
+        ratio <= TARGET_RATIO ? "within" : "ABOVE"
+      } the ${TARGET_RATIO}× target); p50 ${(during.p50 / before.p50).toFixed(2)}×`;
+      log(`      ${verdict}`);
+      if (failures[op] > 0) log(`      ${failures[op]} failed requests; the first: ${firstFailure[op]}`);
+    }
+    log(`  machine: ${machine()} at the end`);
+  };
+  if (CONTROL_S !== undefined) {
+    log("\nsummary (control run):");
+    latencies();
+    return;
+  }
   if (!deletion) throw new Error("no deletion was read");
   const p = deletion.progress;
   const serverS = (Date.parse(deletion.finished_at as string) - Date.parse(deletion.created_at)) / 1000;
@@ -345,23 +381,7 @@ async function measure(app: BenchApp, pool: pg.Pool, corpus: Corpus): Promise<vo
       0,
     )} ms a batch), ${p.analyses_updated} analysis rewrites; after: ${left?.rows} rows and ${left?.entity} entity row left, ${left?.tombstones} tombstones`,
   );
-  log(`  other tenants ingested ${ingested} originals during the run (${ingested - ingestedBefore} during the deletion)`);
-  log("  other tenants' latency, baseline vs during the deletion:");
-  for (const op of ["search", "ingest"] as const) {
-    const before = summary(samples[op].baseline);
-    const during = summary(samples[op].during);
-    const ratio = during.p99 / before.p99;
-    const label = op === "search" ? "POST /agent/v1/search" : `POST /agent/v1/ingest/content (${INGEST_SOURCES} sources)`;
-    log(`    ${label}`);
-    log(`      baseline ${fmt(before)}`);
-    log(`      during   ${fmt(during)}`);
-    const verdict = `${op}: p99 ${before.p99.toFixed(0)} → ${during.p99.toFixed(0)} ms, ${ratio.toFixed(2)}× (${
-      ratio <= TARGET_RATIO ? "within" : "ABOVE"
-    } the ${TARGET_RATIO}× target); p50 ${(during.p50 / before.p50).toFixed(2)}×`;
-    log(`      ${verdict}`);
-    if (failures[op] > 0) log(`      ${failures[op]} failed requests; the first: ${firstFailure[op]}`);
-  }
-  log(`  machine: ${machine()} at the end`);
+  latencies();
 }
 
 main().catch((err) => {

@@ -210,19 +210,14 @@ export async function markFailed(deps: RunDeps, jobId: string, error: Error): Pr
   }
 }
 
-/** Builds the processor; tests and the queue benchmark pass their own collectors. */
+/**
+ * Builds the processor; tests and the queue benchmark pass their own collectors. The worker runtime
+ * calls `onLastFailure` when an attempt fails and none will follow.
+ */
 export function collectionProcessor(options: CollectionRunOptions = {}) {
-  return async (payload: { jobId: string }, ctx: { deps: AppDeps; job: Job }) => {
-    const finalAttempt = isFinalAttempt(ctx.job);
-    try {
-      return await runCollectionJob(ctx.deps, payload.jobId, { ...options, finalAttempt });
-    } catch (err) {
-      if (finalAttempt) {
-        await markFailed(ctx.deps, payload.jobId, err as Error).catch((markErr: unknown) =>
-          ctx.deps.logger.error({ jobId: payload.jobId, err: markErr }, "could not mark the collection job failed"),
-        );
-      }
-      throw err;
-    }
-  };
+  const run = async (payload: { jobId: string }, ctx: { deps: AppDeps; job: Job }) =>
+    runCollectionJob(ctx.deps, payload.jobId, { ...options, finalAttempt: isFinalAttempt(ctx.job) });
+  return Object.assign(run, {
+    onLastFailure: (payload: { jobId: string }, err: Error, ctx: { deps: AppDeps }) => markFailed(ctx.deps, payload.jobId, err),
+  });
 }

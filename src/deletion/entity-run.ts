@@ -4,13 +4,16 @@ import { audit } from "../workspaces/audit.js";
 import { lockErasures } from "./authors.js";
 import { deleteOriginals, isRetryable } from "./cascade.js";
 import { cancelEntityJobs, totalCancelled } from "./entity-jobs.js";
+import { restAfter } from "./pace.js";
 
 /**
  * Draining an entity's deletion (`entity.delete.v1`, or the request's own caller in tests). The entity's
  * originals go in batches of ERASURE_BATCH_SIZE through the one cascade (cascade.ts: comments, opinion
  * units, embeddings, full-text entries, knowledge snapshots' text; what quoted them elsewhere, e.g. a
  * project's analysis, marked unavailable), each batch one transaction that also adds to the deletion's
- * counters, so a stopped run resumes where it was. When none is left, jobs started on the entity since the
+ * counters, so a stopped run resumes where it was. A run walks the entity's rows in (created_at, id)
+ * order from where its previous batch ended, so a batch never rescans the index entries of rows already
+ * deleted (dead until vacuum reaches them), and rests after each batch (pace.ts). When none is left, jobs started on the entity since the
  * request are cancelled and one last transaction removes the entity and everything that hangs off it
  * (`finish`), writes the audit entry and marks the deletion completed.
  */
@@ -32,11 +35,16 @@ type RunDeps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "
  */
 export async function runEntityDeletion(deps: AppDeps, deletionId: string, options: { maxBatches?: number } = {}): Promise<boolean> {
   const size = deps.config.ERASURE_BATCH_SIZE;
+  const pace = { factor: deps.config.DELETION_PAUSE_FACTOR };
+  let after: Cursor | null = null;
   for (let batches = 0; ; batches++) {
     if (options.maxBatches !== undefined && batches >= options.maxBatches) return false;
-    const outcome = await withRetry(deps, (tx) => runBatch(tx, deletionId, size));
+    const started = performance.now();
+    const outcome = await withRetry(deps, (tx) => runBatch(tx, deletionId, size, after));
     if (outcome === "idle") return false;
     if (outcome === "drained") break;
+    after = outcome;
+    await restAfter(pace, performance.now() - started);
   }
   const row = await deps.db.deletionRecord.findUnique({ where: { id: deletionId } });
   if (row?.status !== "running") return row?.status === "completed";
@@ -65,11 +73,27 @@ async function lockDeletion(tx: DbTx, deletionId: string): Promise<DeletionRow |
   return row?.status === "running" ? row : undefined;
 }
 
-/** One batch of the entity's originals (any rows of it: the cascade takes each one's comments along). */
-async function deleteBatch(tx: DbTx, row: DeletionRow, size: number) {
-  const batch = await tx.$queryRaw<{ id: string }[]>`
-    SELECT id FROM content_store WHERE entity_id = ${row.resource_id}::uuid ORDER BY created_at, id LIMIT ${size}`;
-  if (batch.length === 0) return null;
+/** Where a batch ended: the last row it picked, in the (entity_id, created_at, id) index's order. */
+interface Cursor {
+  createdAt: Date;
+  id: string;
+}
+
+/**
+ * One batch of the entity's originals (any rows of it: the cascade takes each one's comments along),
+ * after `after` when given. Rows stored behind the cursor meanwhile are found by `finish`, which starts
+ * from the beginning.
+ */
+async function deleteBatch(tx: DbTx, row: DeletionRow, size: number, after: Cursor | null = null) {
+  const batch = after
+    ? await tx.$queryRaw<{ id: string; created_at: Date }[]>`
+        SELECT id, created_at FROM content_store
+        WHERE entity_id = ${row.resource_id}::uuid AND (created_at, id) > (${after.createdAt}::timestamptz, ${after.id}::uuid)
+        ORDER BY created_at, id LIMIT ${size}`
+    : await tx.$queryRaw<{ id: string; created_at: Date }[]>`
+        SELECT id, created_at FROM content_store WHERE entity_id = ${row.resource_id}::uuid ORDER BY created_at, id LIMIT ${size}`;
+  const last = batch.at(-1);
+  if (!last) return null;
   const { counts } = await deleteOriginals(tx, {
     workspaceId: row.workspace_id,
     rootIds: batch.map((b) => b.id),
@@ -85,13 +109,13 @@ async function deleteBatch(tx: DbTx, row: DeletionRow, size: number) {
       knowledge_citations_cleared = knowledge_citations_cleared + ${counts.knowledge_citations_cleared},
       batches = batches + 1, updated_at = clock_timestamp()
     WHERE id = ${row.id}::uuid`;
-  return counts;
+  return { counts, next: { createdAt: last.created_at, id: last.id } };
 }
 
-async function runBatch(tx: DbTx, deletionId: string, size: number): Promise<"more" | "drained" | "idle"> {
+async function runBatch(tx: DbTx, deletionId: string, size: number, after: Cursor | null): Promise<Cursor | "drained" | "idle"> {
   const row = await lockDeletion(tx, deletionId);
   if (!row) return "idle";
-  return (await deleteBatch(tx, row, size)) ? "more" : "drained";
+  return (await deleteBatch(tx, row, size, after))?.next ?? "drained";
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { audit } from "../workspaces/audit.js";
 import { deleteOriginals, emptyCounts, isRetryable } from "./cascade.js";
+import { type Pace, restAfter } from "./pace.js";
 
 /**
  * Draining an author erasure: its item list (the author's originals found when it was recorded) is
@@ -29,11 +30,16 @@ interface Totals {
 
 const MAX_ATTEMPTS = 3;
 
-/** Runs the erasure to its end; answers whether it completed (false: it was not running). */
-export async function runErasure(db: Db, erasureId: string, batchSize: number): Promise<boolean> {
+/**
+ * Runs the erasure to its end; answers whether it completed (false: it was not running). The job rests
+ * between batches (`pace`, pace.ts); the request's small erasure does not.
+ */
+export async function runErasure(db: Db, erasureId: string, batchSize: number, pace: Pace = { factor: 0 }): Promise<boolean> {
   for (;;) {
+    const started = performance.now();
     const outcome = await batchWithRetry(db, erasureId, batchSize);
     if (outcome !== "more") return outcome === "completed";
+    await restAfter(pace, performance.now() - started);
   }
 }
 

@@ -4,6 +4,7 @@ import { notFound } from "../platform/errors.js";
 import { requireRole } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
 import { deleteOriginals, emptyCounts, isRetryable } from "./cascade.js";
+import { type Pace, restAfter } from "./pace.js";
 import { purgeDueWorkspaces } from "./purge.js";
 import type { RetentionReport, WorkspaceSettingsInput, WorkspaceState } from "./schemas.js";
 import { toWorkspaceState } from "./workspaces.js";
@@ -96,12 +97,13 @@ export async function runRetentionPass(deps: Deps, batchSize: number): Promise<{
   const rows = await deps.db.$queryRaw<{ id: string }[]>`
     SELECT id FROM workspaces WHERE retention_days IS NOT NULL AND state = 'active' ORDER BY id`;
   let removed = 0;
-  for (const { id } of rows) removed += await applyRetention(deps.db, id, batchSize);
+  const pace = { factor: deps.config.DELETION_PAUSE_FACTOR };
+  for (const { id } of rows) removed += await applyRetention(deps.db, id, batchSize, pace);
   return { workspaces: rows.length, removed };
 }
 
 /** One workspace's pass: answers the content rows (originals and comments below them) it deleted. */
-export async function applyRetention(db: Db, workspaceId: string, batchSize: number): Promise<number> {
+export async function applyRetention(db: Db, workspaceId: string, batchSize: number, pace: Pace = { factor: 0 }): Promise<number> {
   const [start] = await db.$queryRaw<{ cutoff: Date; retention_days: number }[]>`
     INSERT INTO retention_states (workspace_id, pass_started_at, pass_cutoff, pass_removed)
     SELECT id, now(), now() - make_interval(days => retention_days), 0 FROM workspaces
@@ -111,9 +113,11 @@ export async function applyRetention(db: Db, workspaceId: string, batchSize: num
   if (!start) return 0;
   const totals = emptyCounts();
   for (;;) {
+    const started = performance.now();
     const batch = await retentionBatch(db, workspaceId, start.cutoff, batchSize);
     if (!batch) break;
     for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += batch[key];
+    await restAfter(pace, performance.now() - started);
   }
   await db.$transaction(async (tx) => {
     await tx.$executeRaw`

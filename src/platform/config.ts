@@ -71,6 +71,10 @@ export const EnvironmentSchema = z
     // request (200); more are deleted by a job (202), this many originals per transaction.
     ERASURE_SYNC_LIMIT: z.coerce.number().int().min(0).max(100_000).default(500),
     ERASURE_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
+    // Entity deletions, erasure jobs and the retention pass rest this many times as long as each batch
+    // took before the next one (src/deletion/pace.ts): 1 keeps them busy at most half the time, so other
+    // tenants' requests keep their latency; 0 runs batches back to back.
+    DELETION_PAUSE_FACTOR: z.coerce.number().min(0).max(20).default(1),
     // Workspace deletion and retention (src/deletion/workspaces.ts, retention.ts): a deleted workspace is
     // purged this many hours after its owner deleted it (restorable until then; fractions are for tests);
     // the retention pass (which also purges deleted workspaces that are due) runs every

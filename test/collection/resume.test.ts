@@ -19,16 +19,19 @@ let held = false;
 const outcomes: string[] = [];
 
 const processor = collectionProcessor();
-const tracked: typeof processor = async (payload, ctx) => {
-  try {
-    const result = await processor(payload, ctx);
-    outcomes.push("completed");
-    return result;
-  } catch (err) {
-    outcomes.push((err as Error).name);
-    throw err;
-  }
-};
+const tracked: typeof processor = Object.assign(
+  async (...args: Parameters<typeof processor>) => {
+    try {
+      const result = await processor(...args);
+      outcomes.push("completed");
+      return result;
+    } catch (err) {
+      outcomes.push((err as Error).name);
+      throw err;
+    }
+  },
+  { onLastFailure: processor.onLastFailure },
+);
 const fastStall = { concurrency: 1, lockDuration: 1000, stalledInterval: 300 };
 const handles: WorkerHandles[] = [];
 
