@@ -4,7 +4,7 @@ import { submit } from "../jobs/submit.js";
 import type { Db } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid, writableEntityForUser } from "../workspaces/access.js";
+import { activeMembershipsOf, isUuid, writableEntityForUser } from "../workspaces/access.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
 import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
 
@@ -173,9 +173,7 @@ export async function createCollectionJob(
     FROM entities e
     WHERE e.id = ${command.entityId}::uuid
       AND (${forRun} OR EXISTS (
-        SELECT 1 FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id AND w.state = 'active'
-        WHERE m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid
-          AND m.role IN ('editor', 'admin', 'owner')))
+        SELECT 1 FROM ${activeMembershipsOf(userId, "editor")} m WHERE m.workspace_id = e.workspace_id))
     ON CONFLICT DO NOTHING
     RETURNING id, entity_id, request_hash, status, analysis_id, route`;
 

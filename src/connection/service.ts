@@ -1,6 +1,6 @@
 import type { AuthContext } from "../platform/auth.js";
 import type { Db } from "../platform/db.js";
-import { entityForUser, projectForUser } from "../workspaces/access.js";
+import { activeWorkspaceOf, entityForUser, projectForUser } from "../workspaces/access.js";
 
 /**
  * The connection answer agents read first: who the caller is, which scope it acts in and with which key
@@ -26,7 +26,7 @@ export async function describeConnection(db: Db, auth: AuthContext, scope: { ent
     return { ...base, status: "connected", project_id: project.id, workspace_id: project.workspaceId };
   }
   const visible = await db.entity.findMany({
-    where: { workspace: { state: "active", members: { some: { userId: auth.user.id } } } },
+    where: { workspace: activeWorkspaceOf(auth.user.id) },
     select: { id: true, projectId: true, workspaceId: true },
     take: 2,
     orderBy: { createdAt: "asc" },

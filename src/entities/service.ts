@@ -2,6 +2,7 @@ import type { Prisma } from "../generated/prisma/client.js";
 import type { Db, DbTx } from "../platform/db.js";
 import { notFound, ValidationFailed } from "../platform/errors.js";
 import {
+  activeWorkspaceOf,
   entityForUser,
   isMember,
   personalWorkspace,
@@ -54,7 +55,7 @@ const invalid = (field: string, msg: string) => new ValidationFailed([{ loc: ["b
 export async function listEntities(db: Db, userId: string, filter: ListEntitiesFilter = {}): Promise<EntityRecord[]> {
   const rows = await db.entity.findMany({
     where: {
-      workspace: { state: "active", members: { some: { userId } } },
+      workspace: activeWorkspaceOf(userId),
       ...(filter.workspace_id ? { workspaceId: filter.workspace_id } : {}),
       ...(filter.project_id ? { projectId: filter.project_id } : {}),
       ...(filter.kind ? { kind: filter.kind } : {}),

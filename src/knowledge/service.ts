@@ -1,6 +1,6 @@
-import type { Db } from "../platform/db.js";
+import { type Db, Prisma } from "../platform/db.js";
 import { notFound } from "../platform/errors.js";
-import { isUuid } from "../workspaces/access.js";
+import { activeMembershipsOf, isUuid } from "../workspaces/access.js";
 import { readChanges } from "./changes.js";
 import { renderContext } from "./context.js";
 import { insightInScope, listInsights, readInsight } from "./records.js";
@@ -16,23 +16,17 @@ import { writeInsight } from "./write.js";
  */
 type Probe = "insight" | "content" | "source";
 
+const TABLE: Record<Probe, Prisma.Sql> = {
+  insight: Prisma.raw("knowledge_insights"),
+  content: Prisma.raw("content_store"),
+  source: Prisma.raw("knowledge_source_revisions"),
+};
+
 async function visibleTo(db: Db, userId: string, probe: Probe, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
-  const rows =
-    probe === "insight"
-      ? await db.$queryRaw<unknown[]>`
-          SELECT 1 FROM knowledge_insights x JOIN workspace_members m ON m.workspace_id = x.workspace_id
-          JOIN workspaces w ON w.id = x.workspace_id AND w.state = 'active'
-          WHERE x.id = ${id}::uuid AND m.user_id = ${userId}::uuid`
-      : probe === "content"
-        ? await db.$queryRaw<unknown[]>`
-            SELECT 1 FROM content_store x JOIN workspace_members m ON m.workspace_id = x.workspace_id
-          JOIN workspaces w ON w.id = x.workspace_id AND w.state = 'active'
-            WHERE x.id = ${id}::uuid AND m.user_id = ${userId}::uuid`
-        : await db.$queryRaw<unknown[]>`
-            SELECT 1 FROM knowledge_source_revisions x JOIN workspace_members m ON m.workspace_id = x.workspace_id
-          JOIN workspaces w ON w.id = x.workspace_id AND w.state = 'active'
-            WHERE x.id = ${id}::uuid AND m.user_id = ${userId}::uuid`;
+  const rows = await db.$queryRaw<unknown[]>`
+    SELECT 1 FROM ${TABLE[probe]} x JOIN ${activeMembershipsOf(userId)} m ON m.workspace_id = x.workspace_id
+    WHERE x.id = ${id}::uuid`;
   return rows.length > 0;
 }
 

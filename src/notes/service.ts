@@ -9,7 +9,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { AppError, ERROR_CODES, type ErrorCode, notFound } from "../platform/errors.js";
 import { retryAfterHeader } from "../platform/http/retry-after.js";
 import { secretBoxFor } from "../platform/secrets.js";
-import { requireWriter, writableEntityForUser } from "../workspaces/access.js";
+import { activeMembershipsOf, requireWriter, writableEntityForUser } from "../workspaces/access.js";
 import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
 
 /**
@@ -179,8 +179,7 @@ async function visibleSync(db: AppDeps["db"], userId: string, requestId: string)
   const found = await db.$queryRaw<{ id: string; workspace_id: string }[]>`
     SELECT s.id, e.workspace_id FROM note_syncs s
     JOIN entities e ON e.id = s.entity_id
-    JOIN workspace_members m ON m.workspace_id = e.workspace_id AND m.user_id = ${userId}::uuid
-    JOIN workspaces w ON w.id = e.workspace_id AND w.state = 'active'
+    JOIN ${activeMembershipsOf(userId)} m ON m.workspace_id = e.workspace_id
     WHERE s.request_id = ${requestId}
     ORDER BY s.user_id = ${userId}::uuid DESC, s.created_at DESC, s.id
     LIMIT 1`;

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { analysisForUser, analysisWorkspace } from "../analysis/service.js";
 import type { Db } from "../platform/db.js";
 import { notFound } from "../platform/errors.js";
-import { entityForUser, isMember, isUuid, personalWorkspace, requireWriter } from "../workspaces/access.js";
+import { ACTIVE_WORKSPACE, entityForUser, isMember, isUuid, personalWorkspace, requireWriter } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
 import type { CreatedShareLink, CreateShareLinkInput, ListShareLinksQuery, ShareLinkRecord, ShareResource } from "./schemas.js";
 
@@ -125,7 +125,7 @@ export async function revokeShareLink(db: Db, userId: string, linkId: string): P
 export async function openShareLink(db: Db, token: string): Promise<ShareLinkRow | null> {
   if (!TOKEN_RE.test(token)) return null;
   // A link of a workspace being deleted opens nothing (src/deletion/workspaces.ts).
-  const row = await db.shareLink.findFirst({ where: { tokenHash: hashShareToken(token), workspace: { state: "active" } } });
+  const row = await db.shareLink.findFirst({ where: { tokenHash: hashShareToken(token), workspace: ACTIVE_WORKSPACE } });
   if (!row || row.revokedAt || row.expiresAt <= new Date()) return null;
   return row;
 }

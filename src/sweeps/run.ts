@@ -2,7 +2,7 @@ import { jobIds } from "../jobs/ids.js";
 import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid, requireWriter, writableEntityForUser } from "../workspaces/access.js";
+import { activeWorkspaceOf, isUuid, requireWriter, writableEntityForUser } from "../workspaces/access.js";
 import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepStatistics, type SweepStatus } from "./schemas.js";
 
 /**
@@ -152,7 +152,7 @@ async function visibleRun(deps: Pick<AppDeps, "db">, userId: string, runId: stri
   const row = isUuid(runId) ? await deps.db.sweepRun.findUnique({ where: { id: runId } }) : null;
   const entity = row
     ? await deps.db.entity.findFirst({
-        where: { id: row.entityId, workspace: { state: "active", members: { some: { userId } } } },
+        where: { id: row.entityId, workspace: activeWorkspaceOf(userId) },
         select: { workspaceId: true },
       })
     : null;

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { eventType, type JobEvent } from "../jobs/events.js";
 import { jobIds } from "../jobs/ids.js";
 import type { AppDeps } from "../platform/deps.js";
+import { ACTIVE_WORKSPACE } from "../workspaces/access.js";
 import { messageBody, messageIdOf } from "./signing.js";
 
 /**
@@ -26,7 +27,7 @@ export async function recordJobEvent(deps: Deps, event: JobEvent): Promise<numbe
     where: {
       workspaceId: event.workspaceId,
       // A workspace being deleted sends nothing (src/deletion/workspaces.ts).
-      workspace: { state: "active" },
+      workspace: ACTIVE_WORKSPACE,
       deletedAt: null,
       state: { not: "disabled" },
       OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: type } }],

@@ -1,6 +1,6 @@
-import type { Db, DbTx } from "../platform/db.js";
+import { type Db, type DbTx, Prisma } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { atLeast, type Role } from "./roles.js";
+import { atLeast, ROLES, type Role } from "./roles.js";
 
 /**
  * Tenancy: workspaces have members; entities and projects belong to a workspace. A
@@ -11,8 +11,31 @@ import { atLeast, type Role } from "./roles.js";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => UUID_RE.test(value);
 
+/**
+ * A workspace anyone may act in: not being deleted. The one definition of the rule, as a Prisma
+ * `where` on a workspace (`activeMembershipsOf` says the same in SQL).
+ */
+export const ACTIVE_WORKSPACE = { state: "active" } as const satisfies Prisma.WorkspaceWhereInput;
+
+/** Prisma `where` on a workspace relation: an active workspace the user is a member of (`{ workspace: activeWorkspaceOf(userId) }`). */
+export const activeWorkspaceOf = (userId: string) =>
+  ({ ...ACTIVE_WORKSPACE, members: { some: { userId } } }) satisfies Prisma.WorkspaceWhereInput;
+
+/**
+ * SQL: the user's memberships of active workspaces (with at least role `least`), a row source of
+ * `(workspace_id, role)` to join or probe with an alias, e.g.
+ * `JOIN ${activeMembershipsOf(userId)} m ON m.workspace_id = x.workspace_id`. A plain subquery,
+ * which PostgreSQL flattens into the outer statement: the plan is the one of writing the joins out.
+ */
+export function activeMembershipsOf(userId: string, least?: Role): Prisma.Sql {
+  const role = least ? Prisma.sql`AND m.role IN (${Prisma.join(ROLES.filter((r) => atLeast(r, least)))})` : Prisma.empty;
+  return Prisma.sql`(SELECT m.workspace_id, m.role FROM workspace_members m
+    JOIN workspaces w ON w.id = m.workspace_id AND w.state = 'active'
+    WHERE m.user_id = ${userId}::uuid ${role})`;
+}
+
 export async function visibleWorkspaceIds(db: Db | DbTx, userId: string): Promise<string[]> {
-  const rows = await db.workspaceMember.findMany({ where: { userId, workspace: { state: "active" } }, select: { workspaceId: true } });
+  const rows = await db.workspaceMember.findMany({ where: { userId, workspace: ACTIVE_WORKSPACE }, select: { workspaceId: true } });
   return rows.map((r) => r.workspaceId);
 }
 
@@ -43,7 +66,7 @@ export async function personalWorkspace(db: Db, userId: string): Promise<string>
 export async function entityForUser(db: Db | DbTx, userId: string, entityId: string) {
   if (!isUuid(entityId)) throw notFound("Entity");
   const entity = await db.entity.findFirst({
-    where: { id: entityId, workspace: { state: "active", members: { some: { userId } } } },
+    where: { id: entityId, workspace: activeWorkspaceOf(userId) },
   });
   if (!entity) throw notFound("Entity");
   return entity;
@@ -53,8 +76,7 @@ export async function entityForUser(db: Db | DbTx, userId: string, entityId: str
 export async function memberRole(db: Db | DbTx, userId: string, workspaceId: string): Promise<string | null> {
   if (!isUuid(workspaceId)) return null;
   const rows = await db.$queryRaw<{ role: string }[]>`
-    SELECT m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id AND w.state = 'active'
-    WHERE m.workspace_id = ${workspaceId}::uuid AND m.user_id = ${userId}::uuid`;
+    SELECT m.role FROM ${activeMembershipsOf(userId)} m WHERE m.workspace_id = ${workspaceId}::uuid`;
   return rows[0]?.role ?? null;
 }
 
@@ -89,7 +111,7 @@ export async function writableEntityForUser(db: Db | DbTx, userId: string, entit
 export async function projectForUser(db: Db | DbTx, userId: string, projectId: string) {
   if (!isUuid(projectId)) throw notFound("Project");
   const project = await db.project.findFirst({
-    where: { id: projectId, workspace: { state: "active", members: { some: { userId } } } },
+    where: { id: projectId, workspace: activeWorkspaceOf(userId) },
   });
   if (!project) throw notFound("Project");
   return project;

@@ -1,7 +1,7 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { isUuid, requireRole, roleOf } from "./access.js";
+import { ACTIVE_WORKSPACE, isUuid, requireRole, roleOf } from "./access.js";
 import { audit } from "./audit.js";
 import { atLeast, type Role } from "./roles.js";
 import type { AddMemberInput, MemberRecord } from "./schemas.js";
@@ -19,7 +19,7 @@ import type { AddMemberInput, MemberRecord } from "./schemas.js";
  */
 export async function listWorkspaces(db: Db, userId: string) {
   const rows = await db.workspaceMember.findMany({
-    where: { userId, OR: [{ workspace: { state: "active" } }, { role: "owner" }] },
+    where: { userId, OR: [{ workspace: ACTIVE_WORKSPACE }, { role: "owner" }] },
     include: { workspace: true },
     orderBy: [{ workspace: { createdAt: "asc" } }, { workspaceId: "asc" }],
   });
