@@ -32,7 +32,10 @@ export function createApp(deps: AppDeps): Express {
   registerCollectionMetrics(metrics.registry, deps.db);
   registerRoutineMetrics(metrics.registry, deps.db);
   const routes = allRoutes(deps);
-  const openapi = buildOpenApi(routes, { version: "1.0.0", ...(config.PUBLIC_BASE_URL ? { serverUrl: config.PUBLIC_BASE_URL } : {}) });
+  // Built on its first request: the document is large, and most processes are never asked for it.
+  let openapi: ReturnType<typeof buildOpenApi> | undefined;
+  const openapiDocument = () =>
+    (openapi ??= buildOpenApi(routes, { version: "1.0.0", ...(config.PUBLIC_BASE_URL ? { serverUrl: config.PUBLIC_BASE_URL } : {}) }));
 
   app.disable("x-powered-by");
   app.set("trust proxy", config.TRUST_PROXY);
@@ -58,11 +61,12 @@ export function createApp(deps: AppDeps): Express {
     next();
   });
 
-  app.use("/docs", docsSecurityHeaders(config), swaggerUi.serve, swaggerUi.setup(openapi as object));
+  // The explorer page loads the document from /openapi.json rather than embedding a copy of it.
+  app.use("/docs", docsSecurityHeaders(config), swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: "/openapi.json" } }));
   app.use(securityHeaders(config));
 
   app.get("/openapi.json", (_req, res) => {
-    res.json(openapi);
+    res.json(openapiDocument());
   });
   app.get("/metrics", operatorAuth(config), async (_req, res) => {
     res.set("Content-Type", metrics.registry.contentType);

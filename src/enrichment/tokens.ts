@@ -1,6 +1,6 @@
+import { createRequire } from "node:module";
 import { lexicon as VADER_LEXICON } from "vader-sentiment/src/vader_lexicon.js";
-import model from "wink-eng-lite-web-model";
-import winkNLP from "wink-nlp";
+import type winkNLPType from "wink-nlp";
 import { VALENCE } from "./feedback-cues.js";
 
 /**
@@ -23,14 +23,28 @@ export interface Token {
   end: number;
 }
 
-const nlp = winkNLP(model, ["sbd", "negation", "sentiment", "pos", "ner"]);
-const its = nlp.its;
+/**
+ * wink-nlp with its English model, loaded on first use: the model takes about 45 MB resident, which
+ * a process that never reads text (the web process, for most of its routes) does not pay.
+ */
+type Nlp = ReturnType<typeof winkNLPType>;
+let loaded: Nlp | undefined;
+function engine(): Nlp {
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    const winkNLP = require("wink-nlp") as typeof winkNLPType;
+    loaded = winkNLP(require("wink-eng-lite-web-model"), ["sbd", "negation", "sentiment", "pos", "ner"]);
+  }
+  return loaded;
+}
 
 /** The tokens of a sentence, or null if wink-nlp's tokens do not rebuild it exactly. */
 export function tokenize(sentence: string): Token[] | null {
   // A capitalised first word is tagged as a proper noun ("Terrible pricing …"); tag it
   // lower-cased (but not "I", "I'm": lower-cased, wink-nlp no longer knows them).
   const lower = /^\p{Lu}\p{Ll}/u.test(sentence) ? sentence.charAt(0).toLowerCase() + sentence.slice(1) : sentence;
+  const nlp = engine();
+  const its = nlp.its;
   const doc = nlp.readDoc(lower);
   const tokens = doc.tokens();
   const values = tokens.out(its.value) as string[];
@@ -74,7 +88,7 @@ const winkValence = new Map<string, number>();
 function lexiconValence(word: string): number {
   let v = winkValence.get(word);
   if (v === undefined) {
-    v = word.length > 40 ? 0 : Number(nlp.readDoc(word).out(its.sentiment)) || 0;
+    v = word.length > 40 ? 0 : Number(engine().readDoc(word).out(engine().its.sentiment)) || 0;
     if (winkValence.size > 50_000) winkValence.clear();
     winkValence.set(word, v);
   }
