@@ -6,6 +6,7 @@ import { enrichmentProcessor } from "./enrichment.js";
 import { entityDeletionProcessor } from "./entity-deletion.js";
 import { erasureProcessor } from "./erasures.js";
 import { notesSyncProcessor } from "./notes-sync.js";
+import { projectDeletionProcessor } from "./project-deletion.js";
 import { retentionTickProcessor } from "./retention.js";
 import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
@@ -21,6 +22,7 @@ export const processors: ProcessorTable = {
   "sweep.run.v1": sweepProcessor,
   "erasure.run.v1": erasureProcessor,
   "entity.delete.v1": entityDeletionProcessor,
+  "project.delete.v1": projectDeletionProcessor,
   "context.embed.v1": contextEmbedProcessor,
   "notes.sync.v1": notesSyncProcessor,
   "workflow.run.v1": workflowRunProcessor,

@@ -1,3 +1,4 @@
+import { removalsOfRun } from "../coverage/removals.js";
 import { assertCancelled, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { writableEntityForUser } from "../workspaces/access.js";
@@ -17,7 +18,7 @@ export async function cancelCollectionJob(deps: Deps, userId: string, jobId: str
   await writableEntityForUser(deps.db, userId, row.entityId, "cancel collection and research jobs");
   assertCancelled("collection_job", await cancelJobRow(deps, row));
   const fresh = await deps.db.collectionJob.findUniqueOrThrow({ where: { id: row.id } });
-  return describeJob(deps.config, fresh, null);
+  return describeJob(deps.config, fresh, null, await removalsOfRun(deps.db, fresh.entityId, fresh.id));
 }
 
 /** The cancel transition of one collection job, its queue entry and its end event. */

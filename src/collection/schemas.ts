@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RemovedAfter } from "../coverage/schemas.js";
 import { optional, pathId, withDefault } from "../platform/validation.js";
 import { PLATFORM_RUN_STATUSES } from "./progress.js";
 
@@ -66,6 +67,9 @@ export const PlatformStatus = z.object({
   query: z.string().nullable(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
+  removed_after: RemovedAfter.nullable().describe(
+    "Rows this platform's run stored that were removed afterwards (deleted, erased, retention), from its coverage record; null until the platform settles",
+  ),
 });
 
 export const JobStatusResponse = z.object({
@@ -80,7 +84,13 @@ export const JobStatusResponse = z.object({
   collection_only: z.boolean(),
   platforms: z.array(z.string()),
   progress: z.record(z.string(), PlatformStatus),
-  counts: z.object({ found: Count, stored: Count, inserted: Count, deduplicated: Count }),
+  counts: z.object({
+    found: Count,
+    stored: Count,
+    inserted: Count,
+    deduplicated: Count,
+    removed: Count.describe("Rows the job stored that were removed afterwards (sum of the platforms' removed_after.rows)"),
+  }),
   coverage: z.record(z.string(), z.string().nullable()),
   errors: z.array(z.object({ platform: z.string().nullable(), detail: z.string() })),
   analysis_id: z.string(),

@@ -1,3 +1,5 @@
+import { removalsOfRun } from "../coverage/removals.js";
+import type { RemovedAfter } from "../coverage/schemas.js";
 import type { CollectionJob } from "../generated/prisma/client.js";
 import type { AppDeps } from "../platform/deps.js";
 import { notFound } from "../platform/errors.js";
@@ -70,13 +72,26 @@ export async function collectionJobStatus(
 ): Promise<JobStatusResponse> {
   const row = await findJobForUser(deps, userId, jobId);
   const live = row.status === "queued" || row.status === "running";
-  const reason = live ? stalledReason(row.status, await queueStateOf(deps, row.queueJobId)) : null;
-  return describeJob(deps.config, row, reason);
+  const [queueState, removals] = await Promise.all([
+    live ? queueStateOf(deps, row.queueJobId) : undefined,
+    removalsOfRun(deps.db, row.entityId, row.id),
+  ]);
+  const reason = live ? stalledReason(row.status, queueState) : null;
+  return describeJob(deps.config, row, reason, removals);
 }
 
-export function describeJob(config: AppDeps["config"], row: CollectionJob, stalled: string | null): JobStatusResponse {
+/**
+ * `removals`: what the job's coverage records (one per settled platform) tallied of the rows it stored
+ * and that were removed afterwards (src/coverage/removals.ts), by platform.
+ */
+export function describeJob(
+  config: AppDeps["config"],
+  row: CollectionJob,
+  stalled: string | null,
+  removals: Map<string, RemovedAfter> = new Map(),
+): JobStatusResponse {
   const progress = readProgress(row.progress, row.platforms);
-  const counts = { found: 0, stored: 0, inserted: 0, deduplicated: 0 };
+  const counts = { found: 0, stored: 0, inserted: 0, deduplicated: 0, removed: 0 };
   const errors: JobStatusResponse["errors"] = [];
   const publicProgress: JobStatusResponse["progress"] = {};
   const coverage: JobStatusResponse["coverage"] = {};
@@ -85,6 +100,8 @@ export function describeJob(config: AppDeps["config"], row: CollectionJob, stall
     counts.stored += p.stored;
     counts.inserted += p.inserted;
     counts.deduplicated += p.deduplicated;
+    const removed = removals.get(platform) ?? null;
+    counts.removed += removed?.rows ?? 0;
     coverage[platform] = p.coverage_state;
     // Every platform that did not run as asked is in `errors`: its failure, or why it is blocked
     // (no collector, no credentials, nothing to fetch).
@@ -105,6 +122,7 @@ export function describeJob(config: AppDeps["config"], row: CollectionJob, stall
       query: p.query,
       started_at: p.started_at,
       finished_at: p.finished_at,
+      removed_after: removed,
     };
   }
   if (row.error) errors.push({ platform: null, detail: row.error });

@@ -53,11 +53,27 @@ export const CoverageRequestBody = z.object({ entity_id: z.string().min(1).max(1
 export const CoverageInputSchema = z.object(recordFields);
 export type CoverageInput = z.output<typeof CoverageInputSchema>;
 
+/**
+ * Content rows the run stored that were removed afterwards (src/coverage/removals.ts): the record's own
+ * counts stay what the collector reported, so what it still holds is its stored count minus `rows`.
+ */
+export const RemovedAfter = z
+  .object({
+    rows: z.number().int().describe("Rows removed in all: originals and the comments below them"),
+    deleted: z.number().int().describe("Deleted one by one (DELETE /agent/v1/content/{id}) or with their entity"),
+    author_erased: z.number().int().describe("Removed by an author erasure"),
+    retention: z.number().int().describe("Removed by the workspace's retention"),
+    last_removed_at: z.string().nullable().describe("When the last of them was removed; null when none was"),
+  })
+  .describe("Rows this run stored that were removed afterwards, by reason");
+export type RemovedAfter = z.infer<typeof RemovedAfter>;
+
 export const CoverageResponse = z.object({
   status: z.literal("recorded"),
   entity_id: z.string(),
   run_id: z.string(),
   coverage_state: z.string(),
   targets_recorded: z.number().int(),
+  removed_after: RemovedAfter,
 });
 export type CoverageResponse = z.infer<typeof CoverageResponse>;

@@ -2,13 +2,15 @@ import { randomUUID } from "node:crypto";
 import { storableJson, storableText } from "../ingest/dedup.js";
 import type { CoverageState } from "../ingest/vocabulary.js";
 import { type Db, type DbTx, Prisma } from "../platform/db.js";
-import type { CoverageInput, CoverageResponse } from "./schemas.js";
+import { type RemovalColumns, removedAfter } from "./removals.js";
+import type { CoverageInput, CoverageResponse, RemovedAfter } from "./schemas.js";
 
 /**
  * Coverage records: one per (entity, run, collector). Posting the same run again
  * replaces the record and its targets. Writers of the same record take turns (a
  * transaction-scoped advisory lock), so racing posts end with one record and the target
- * list of one of them.
+ * list of one of them. What the deletion cascade tallied of the run's rows removed since
+ * (removals.ts) stays: a repost does not bring them back.
  */
 export async function recordCoverage(db: Db, entity: { id: string }, input: CoverageInput): Promise<CoverageResponse> {
   const runId = input.run_id ?? randomUUID();
@@ -57,7 +59,7 @@ export async function recordCoverageIf(
 
   // The guard, the upsert, the removal of a replaced record's targets and the new targets:
   // data-modifying CTEs of one statement (the DELETE sees only the targets that were there before it).
-  const rows = await db.$queryRaw<{ recorded: number }[]>`
+  const rows = await db.$queryRaw<({ recorded: number } & RemovalColumns)[]>`
     WITH guard AS (${guard}),
     record AS (
       INSERT INTO coverage_records (
@@ -73,7 +75,7 @@ export async function recordCoverageIf(
         collection_scope = EXCLUDED.collection_scope, coverage_state = EXCLUDED.coverage_state, query = EXCLUDED.query,
         started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, totals = EXCLUDED.totals,
         notes = EXCLUDED.notes, updated_at = clock_timestamp()
-      RETURNING id
+      RETURNING id, removed_deleted, removed_author_erased, removed_retention, last_removed_at
     ),
     replaced AS (
       DELETE FROM coverage_targets ct USING record WHERE ct.coverage_record_id = record.id
@@ -91,7 +93,8 @@ export async function recordCoverageIf(
       )
       RETURNING 1
     )
-    SELECT (SELECT count(*) FROM inserted)::int AS recorded FROM record`;
+    SELECT (SELECT count(*) FROM inserted)::int AS recorded, removed_deleted, removed_author_erased, removed_retention, last_removed_at
+    FROM record`;
   if (!rows[0]) return null;
 
   return {
@@ -100,6 +103,7 @@ export async function recordCoverageIf(
     run_id: runId,
     coverage_state: input.coverage_state,
     targets_recorded: rows[0].recorded,
+    removed_after: removedAfter(rows[0]),
   };
 }
 
@@ -113,13 +117,15 @@ export interface LatestCoverage {
   finishedAt: string | null;
   /** When the record was last written. */
   recordedAt: Date;
+  /** Rows the run stored that were removed afterwards (removals.ts). */
+  removedAfter: RemovedAfter;
 }
 
 /** The most recently recorded coverage of each (entity, collector) among the given entities. */
 export async function latestCoverage(db: Db | DbTx, entityIds: string[], platform?: string): Promise<LatestCoverage[]> {
   if (entityIds.length === 0) return [];
   const rows = await db.$queryRaw<
-    {
+    ({
       entity_id: string;
       collector: string;
       coverage_state: string;
@@ -128,10 +134,11 @@ export async function latestCoverage(db: Db | DbTx, entityIds: string[], platfor
       started_at: string | null;
       finished_at: string | null;
       updated_at: Date;
-    }[]
+    } & RemovalColumns)[]
   >`
     SELECT DISTINCT ON (entity_id, collector)
-      entity_id, collector, coverage_state, collection_scope, run_id, started_at, finished_at, updated_at
+      entity_id, collector, coverage_state, collection_scope, run_id, started_at, finished_at, updated_at,
+      removed_deleted, removed_author_erased, removed_retention, last_removed_at
     FROM coverage_records
     WHERE entity_id = ANY(${entityIds}::uuid[]) AND (${platform ?? null}::text IS NULL OR collector = ${platform ?? null}::text)
     ORDER BY entity_id, collector, updated_at DESC, created_at DESC, id DESC`;
@@ -144,6 +151,7 @@ export async function latestCoverage(db: Db | DbTx, entityIds: string[], platfor
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     recordedAt: r.updated_at,
+    removedAfter: removedAfter(r),
   }));
 }
 

@@ -1,3 +1,4 @@
+import { tallyRemovals } from "../coverage/removals.js";
 import { NOTE_ROW_KIND } from "../notes/mapping.js";
 import { type DbTx, Prisma } from "../platform/db.js";
 import { rewriteAnalyses } from "./analyses.js";
@@ -16,7 +17,9 @@ import type { DeletionFacts, DeletionReason } from "./unavailable.js";
  *    lose their quotes (knowledge.ts), a deleted meeting note's summary is deleted;
  * 4. their opinion units go (the rollup triggers subtract them; daily rollup rows left at zero,
  *    which would still name an aspect taken from the deleted words, are deleted);
- * 5. the rows go, with their embeddings and full-text vectors (columns of the row); the foreign key
+ * 5. the coverage records of the runs that stored them count them as removed, by reason (one statement,
+ *    src/coverage/removals.ts; not for a workspace purge, whose records go with it);
+ * 6. the rows go, with their embeddings and full-text vectors (columns of the row); the foreign key
  *    of knowledge snapshots sets their content_id to null and its trigger clears their text.
  */
 export interface CascadeInput {
@@ -42,6 +45,8 @@ export interface CascadeCounts {
   knowledge_citations_cleared: number;
   knowledge_receipts_updated: number;
   meeting_summaries_deleted: number;
+  /** Coverage records of the runs that stored the rows, told of their removal (src/coverage/removals.ts). */
+  coverage_records_updated: number;
 }
 
 export interface DeletedRow {
@@ -67,6 +72,7 @@ export const emptyCounts = (): CascadeCounts => ({
   knowledge_citations_cleared: 0,
   knowledge_receipts_updated: 0,
   meeting_summaries_deleted: 0,
+  coverage_records_updated: 0,
 });
 
 export async function deleteOriginals(tx: DbTx, input: CascadeInput): Promise<{ counts: CascadeCounts; rows: DeletedRow[]; at: Date }> {
@@ -126,6 +132,7 @@ export async function deleteOriginals(tx: DbTx, input: CascadeInput): Promise<{ 
     await tx.$executeRaw`
       DELETE FROM opinion_rollups WHERE entity_id = ANY(${entities}::uuid[]) AND statements = 0 AND sources = 0`;
   }
+  if (input.reason !== "workspace_deleted") counts.coverage_records_updated = await tallyRemovals(tx, ids, input.reason, at);
   await tx.$executeRaw`DELETE FROM content_store WHERE id = ANY(${ids}::uuid[])`;
   return { counts, rows, at };
 }

@@ -13,7 +13,10 @@ import { cancelWorkspaceJobs } from "./workspaces.js";
  *    to rewrite; then the originals through the cascade (cascade.ts) with reason `workspace_deleted`,
  *    RETENTION_BATCH_SIZE per transaction;
  * 3. the rest, table by table, then the workspace row with what its foreign keys still cascade to
- *    (members, invitations, the audit log, tombstones, erasures).
+ *    (deletion records of its entities and knowledge records, its retention report).
+ *
+ * A table added later that holds a workspace's rows needs a step here: test/deletion/purge-tables.test.ts
+ * reads the catalogue for every such table and fails until it is seeded there and purged here.
  *
  * Outside the workspace only `workspace_deletions` stays: ids, times and the counts removed per step,
  * never a name or a word of the workspace. Saved context pages are their users' (not the workspace's):

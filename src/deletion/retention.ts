@@ -102,27 +102,76 @@ export async function runRetentionPass(deps: Deps, batchSize: number): Promise<{
   return { workspaces: rows.length, removed };
 }
 
+/**
+ * A pass holds its workspace while its batches renew `pass_heartbeat_at`; another pass (a tick that came
+ * while this one was still running) leaves the workspace alone, and takes it over only once no batch has
+ * renewed the hold for this long (a pass that stopped midway).
+ */
+export const RETENTION_LEASE_SECONDS = 300;
+
+interface PassStart {
+  cutoff: Date;
+  retention_days: number;
+}
+
+/**
+ * Starts a pass over one workspace, or answers null when it has no retention setting, is not active or
+ * another pass holds it. A pass that stopped midway (held, its lease lapsed) and had removed rows gets its
+ * audit entry now, marked `stopped`, so every removal is in some `content.retention_removed` entry.
+ */
+async function startPass(db: Db, workspaceId: string): Promise<PassStart | null> {
+  return db.$transaction(async (tx) => {
+    const [settings] = await tx.$queryRaw<{ retention_days: number }[]>`
+      SELECT retention_days FROM workspaces WHERE id = ${workspaceId}::uuid AND state = 'active' AND retention_days IS NOT NULL`;
+    if (!settings) return null;
+    await tx.$executeRaw`INSERT INTO retention_states (workspace_id) VALUES (${workspaceId}::uuid) ON CONFLICT DO NOTHING`;
+    const [state] = await tx.$queryRaw<{ pass_started_at: Date | null; pass_cutoff: Date | null; pass_removed: number; held: boolean }[]>`
+      SELECT pass_started_at, pass_cutoff, pass_removed,
+        pass_heartbeat_at IS NOT NULL AND pass_heartbeat_at > now() - make_interval(secs => ${RETENTION_LEASE_SECONDS}) AS held
+      FROM retention_states WHERE workspace_id = ${workspaceId}::uuid FOR UPDATE`;
+    if (!state || state.held) return null;
+    if (state.pass_started_at && state.pass_removed > 0) {
+      await audit(tx, workspaceId, null, "content.retention_removed", workspaceId, {
+        retention_days: settings.retention_days,
+        cutoff: state.pass_cutoff?.toISOString() ?? null,
+        rows: state.pass_removed,
+        stopped: true,
+        started_at: state.pass_started_at.toISOString(),
+      });
+    }
+    const [start] = await tx.$queryRaw<{ cutoff: Date }[]>`
+      UPDATE retention_states SET pass_started_at = now(), pass_heartbeat_at = now(),
+        pass_cutoff = now() - make_interval(days => ${settings.retention_days}), pass_removed = 0
+      WHERE workspace_id = ${workspaceId}::uuid RETURNING pass_cutoff AS cutoff`;
+    return start ? { cutoff: start.cutoff, retention_days: settings.retention_days } : null;
+  });
+}
+
 /** One workspace's pass: answers the content rows (originals and comments below them) it deleted. */
 export async function applyRetention(db: Db, workspaceId: string, batchSize: number, pace: Pace = { factor: 0 }): Promise<number> {
-  const [start] = await db.$queryRaw<{ cutoff: Date; retention_days: number }[]>`
-    INSERT INTO retention_states (workspace_id, pass_started_at, pass_cutoff, pass_removed)
-    SELECT id, now(), now() - make_interval(days => retention_days), 0 FROM workspaces
-    WHERE id = ${workspaceId}::uuid AND state = 'active' AND retention_days IS NOT NULL
-    ON CONFLICT (workspace_id) DO UPDATE SET pass_started_at = EXCLUDED.pass_started_at, pass_cutoff = EXCLUDED.pass_cutoff, pass_removed = 0
-    RETURNING pass_cutoff AS cutoff, (SELECT retention_days FROM workspaces WHERE id = ${workspaceId}::uuid) AS retention_days`;
+  const start = await startPass(db, workspaceId);
   if (!start) return 0;
   const totals = emptyCounts();
-  for (;;) {
-    const started = performance.now();
-    const batch = await retentionBatch(db, workspaceId, start.cutoff, batchSize);
-    if (!batch) break;
-    for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += batch[key];
-    await restAfter(pace, performance.now() - started);
+  try {
+    for (;;) {
+      const started = performance.now();
+      const batch = await retentionBatch(db, workspaceId, start.cutoff, batchSize);
+      if (!batch) break;
+      for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += batch[key];
+      await restAfter(pace, performance.now() - started);
+    }
+  } catch (err) {
+    // A batch failed: the hold is released at once (the pass stays marked started, so the next one audits
+    // what this one removed); a process that died instead releases it when the lease lapses.
+    await db.$executeRaw`UPDATE retention_states SET pass_heartbeat_at = NULL WHERE workspace_id = ${workspaceId}::uuid`.catch(
+      () => undefined,
+    );
+    throw err;
   }
   await db.$transaction(async (tx) => {
     await tx.$executeRaw`
       UPDATE retention_states SET last_pass_at = now(), last_cutoff = pass_cutoff, removed_last_pass = pass_removed,
-        passes = passes + 1, pass_started_at = NULL
+        passes = passes + 1, pass_started_at = NULL, pass_heartbeat_at = NULL
       WHERE workspace_id = ${workspaceId}::uuid`;
     if (totals.rows > 0) {
       await audit(tx, workspaceId, null, "content.retention_removed", workspaceId, {
@@ -158,7 +207,8 @@ async function retentionBatch(db: Db, workspaceId: string, cutoff: Date, batchSi
             erasureId: null,
           });
           await tx.$executeRaw`
-            UPDATE retention_states SET pass_removed = pass_removed + ${counts.rows}, removed_total = removed_total + ${counts.rows}
+            UPDATE retention_states SET pass_removed = pass_removed + ${counts.rows}, removed_total = removed_total + ${counts.rows},
+              pass_heartbeat_at = clock_timestamp()
             WHERE workspace_id = ${workspaceId}::uuid`;
           return counts;
         },

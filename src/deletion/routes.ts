@@ -7,6 +7,7 @@ import { pathId } from "../platform/validation.js";
 import { deleteContent } from "./content.js";
 import { readEntityDeletion, requestEntityDeletion } from "./entities.js";
 import { deleteContextPage } from "./pages.js";
+import { readProjectDeletion, requestProjectDeletion } from "./projects.js";
 import { deleteKnowledgeRecord } from "./records.js";
 import {
   ContentParams,
@@ -15,11 +16,13 @@ import {
   EntityParams,
   PageDeletionReceipt,
   PageParams,
+  ProjectDeletionRecord,
+  ProjectParams,
   RecordDeletionReceipt,
 } from "./schemas.js";
 import { workspaceDeletionRoutes } from "./workspace-routes.js";
 
-/** Deleting one thing: an original, a knowledge record, a saved page, an entity (workspace-wide routes: workspace-routes.ts). */
+/** Deleting one thing: an original, a knowledge record, a saved page, an entity, a project (workspace-wide routes: workspace-routes.ts). */
 const tags = ["deletion"];
 const InsightParams = z.object({ insight_id: pathId("Insight") });
 
@@ -135,5 +138,48 @@ export const deletionRoutes = (deps: AppDeps) => [
       404: { description: "No such entity of the caller, or no deletion of it was requested" },
     },
     handler: async ({ params, auth }) => ({ body: await readEntityDeletion(deps.db, callerId(auth), params.entity_id) }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/api/projects/:project_id",
+    summary: "Delete a project with its entities and everything stored for them: each entity as its own deletion, then the project (202)",
+    description:
+      "Admins only. The deletion is recorded with one entity deletion per entity of the project (from then on no original " +
+      "of them is stored, their routines are paused, and no entity, analysis, knowledge record or saved page can name the " +
+      "project anew); every job still working on its entities, and every analysis naming the project, is cancelled through " +
+      "its own cancel. A job deletes each entity exactly as `DELETE /api/entities/{entity_id}` does, then, in one " +
+      "transaction, the project with its analyses, its knowledge records and share links to them; skills and users' saved " +
+      "context pages that named it stay, without the project. Poll `next`. Asking again answers the same deletion " +
+      "(resumed if it had failed); once completed, 204. Audited (`project.deletion_requested`, `entity.deleted` per " +
+      "entity, `project.deleted`).",
+    tags: ["projects", ...tags],
+    auth: AUTH.full,
+    role: "admin",
+    params: ProjectParams,
+    responses: {
+      202: { description: "The deletion, running: poll `next`", schema: ProjectDeletionRecord },
+      204: { description: "Already deleted: nothing was removed" },
+      403: { description: "The caller's role is below admin" },
+      404: { description: "No such project in a workspace of the caller" },
+      503: { description: "The job queue is unavailable (the deletion is recorded; delete again to resume)" },
+    },
+    handler: async ({ params, auth }) => {
+      const record = await requestProjectDeletion(deps, callerId(auth), params.project_id);
+      return record ? { status: 202, body: record, headers: { Location: record.next, "Retry-After": "1" } } : { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/projects/:project_id/deletion",
+    summary: "Read a project's deletion, its progress and its entity deletions (also after the project is gone)",
+    tags: ["projects", ...tags],
+    auth: AUTH.full,
+    role: "viewer",
+    params: ProjectParams,
+    responses: {
+      200: { description: "The deletion", schema: ProjectDeletionRecord },
+      404: { description: "No such project of the caller, or no deletion of it was requested" },
+    },
+    handler: async ({ params, auth }) => ({ body: await readProjectDeletion(deps.db, callerId(auth), params.project_id) }),
   }),
 ];

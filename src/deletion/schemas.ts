@@ -25,6 +25,10 @@ export const Removed = z
     knowledge_citations_cleared: z.number().int(),
     knowledge_receipts_updated: z.number().int(),
     meeting_summaries_deleted: z.number().int(),
+    coverage_records_updated: z
+      .number()
+      .int()
+      .describe("Coverage records of the runs that stored the rows, which now count them under removed_after"),
   })
   .describe("What the deletion removed or rewrote, by kind");
 
@@ -180,3 +184,45 @@ export const EntityDeletionRecord = z.object({
   next: z.string().describe("Where to read the deletion's progress"),
 });
 export type EntityDeletionRecord = z.infer<typeof EntityDeletionRecord>;
+
+/** Deleting a project (docs/api.md, "Delete a project"). */
+export const ProjectParams = z.object({ project_id: pathId("Project") });
+
+export const ProjectDeletionRecord = z.object({
+  id: z.uuid(),
+  project_id: z.uuid(),
+  workspace_id: z.uuid(),
+  status: z.enum(ERASURE_STATUSES),
+  requested_by: z.uuid().nullable(),
+  progress: z.object({
+    jobs_cancelled: z.number().int().describe("Jobs on the project and its entities cancelled by the deletion"),
+    entities_matched: z.number().int().describe("Entities of the project, each deleted by an entity deletion of its own"),
+    entities_remaining: z.number().int().describe("Of those, not deleted yet"),
+    originals_matched: z.number().int().describe("Content rows of the project's entities when the deletion was requested"),
+    remaining: z.number().int().describe("Content rows of the project's entities still stored"),
+    rows_deleted: z.number().int().describe("Content rows its entity deletions deleted"),
+    opinion_units_deleted: z.number().int(),
+    analyses_updated: z.number().int().describe("Analyses of other scopes that quoted the entities' originals, rewritten"),
+    knowledge_citations_cleared: z.number().int(),
+    batches: z.number().int(),
+  }),
+  entities: z
+    .array(
+      z.object({
+        entity_id: z.uuid(),
+        deletion_id: z.uuid(),
+        status: z.enum(ERASURE_STATUSES),
+        next: z.string().describe("The entity deletion's own progress"),
+      }),
+    )
+    .describe("The entity deletions the project's deletion runs, oldest first"),
+  removed: z
+    .record(z.string(), z.number().int())
+    .describe("Once completed: what went with the project (its analyses, knowledge records, share links, …) and what was detached from it"),
+  error: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  finished_at: z.string().nullable(),
+  next: z.string().describe("Where to read the deletion's progress"),
+});
+export type ProjectDeletionRecord = z.infer<typeof ProjectDeletionRecord>;

@@ -1,3 +1,4 @@
+import { sumRemovedAfter } from "../coverage/removals.js";
 import { type LatestCoverage, latestCoverage } from "../coverage/service.js";
 import type { Db } from "../platform/db.js";
 import { notFound } from "../platform/errors.js";
@@ -21,7 +22,8 @@ import type { CompletenessQuery, CompletenessResponse, PlatformCompleteness } fr
  *   Rows without a URL are reported as gaps but do not decide it.
  * - Originals deleted on purpose (a delete, an author erasure: src/deletion) are not stored: they
  *   are counted as `deleted` (from their tombstones), with how many went after the latest coverage
- *   was recorded, never as rows nor as missing.
+ *   was recorded, never as rows nor as missing. The latest record's own tally of the rows its run
+ *   stored and that were removed since is `coverage_removed_after` (src/coverage/removals.ts).
  */
 interface ScopeEntity {
   id: string;
@@ -140,6 +142,7 @@ function platformRow(
     enrichment_complete: c.with_enrichment === c.rows,
     deleted_after_coverage: coverage ? deleted.filter((at) => at > coverage.recordedAt).length : 0,
     last_deleted_at: last?.toISOString() ?? null,
+    coverage_removed_after: coverage?.removedAfter ?? null,
   };
 }
 
@@ -202,6 +205,9 @@ function aggregate(platform: string, rows: PlatformCompleteness[]): PlatformComp
       (max, r) => (r.last_deleted_at && (!max || r.last_deleted_at > max) ? r.last_deleted_at : max),
       null,
     ),
+    coverage_removed_after: rows.some((r) => r.coverage_removed_after)
+      ? sumRemovedAfter(rows.flatMap((r) => (r.coverage_removed_after ? [r.coverage_removed_after] : [])))
+      : null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RemovedAfter } from "../coverage/schemas.js";
 import { Platform } from "../ingest/vocabulary.js";
 import { queryInt } from "../platform/validation.js";
 
@@ -71,6 +72,11 @@ export const PlatformCompleteness = z.object({
   /** Of `deleted`, those deleted after the latest coverage record was written. */
   deleted_after_coverage: z.number().int(),
   last_deleted_at: z.string().nullable(),
+  /**
+   * Rows the latest coverage record's run stored that were removed afterwards, by reason (null without a
+   * record; summed over the entities' latest records in `platforms`).
+   */
+  coverage_removed_after: RemovedAfter.nullable(),
 });
 export type PlatformCompleteness = z.infer<typeof PlatformCompleteness>;
 

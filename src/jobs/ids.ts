@@ -25,6 +25,8 @@ export const jobIds = {
   erasure: (erasureId: string) => deriveJobId("erasure", erasureId),
   /** An entity's deletion (src/deletion/entity-run.ts). */
   entityDeletion: (deletionId: string) => deriveJobId("entity-delete", deletionId),
+  /** A project's deletion (src/deletion/project-run.ts). */
+  projectDeletion: (deletionId: string) => deriveJobId("project-delete", deletionId),
   pageEmbed: (pageId: string, version: number) => deriveJobId("page-embed", pageId, String(version)),
   /** One webhook delivery (one endpoint, one message). */
   webhookDelivery: (deliveryId: string) => deriveJobId("webhook", deliveryId),

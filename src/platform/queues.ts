@@ -64,6 +64,13 @@ export const jobCatalog = {
     schema: z.object({ deletionId: z.uuid() }),
     options: { ...retry(5, 2000), removeOnComplete: true, removeOnFail: true },
   },
+  "project.delete.v1": {
+    queue: "enrichment",
+    // A project's deletion (src/deletion/project-run.ts): each of its entities through the entity deletion, then the
+    // project's own analyses and records in one transaction. Progress lives on the deletion rows, so a retry resumes.
+    schema: z.object({ deletionId: z.uuid() }),
+    options: { ...retry(5, 2000), removeOnComplete: true, removeOnFail: true },
+  },
   "retention.tick.v1": {
     queue: "enrichment",
     // Produced by the retention job scheduler (src/deletion/scheduler.ts): purges deleted workspaces whose grace

@@ -45,7 +45,14 @@ describe("POST /agent/v1/ingest/coverage", () => {
       ],
     });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: "recorded", entity_id: entityId, run_id: "run-a", coverage_state: "bounded", targets_recorded: 2 });
+    expect(res.body).toEqual({
+      status: "recorded",
+      entity_id: entityId,
+      run_id: "run-a",
+      coverage_state: "bounded",
+      targets_recorded: 2,
+      removed_after: { rows: 0, deleted: 0, author_erased: 0, retention: 0, last_removed_at: null },
+    });
 
     const record = await h.deps.db.coverageRecord.findUniqueOrThrow({
       where: { entityId_runId_collector: { entityId, runId: "run-a", collector: "reddit" } },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runRetentionPass } from "../../src/deletion/retention.js";
+import { RETENTION_LEASE_SECONDS, runRetentionPass } from "../../src/deletion/retention.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { addMember, auth, createTeam, ingest, type Team, tablesContaining } from "./support.js";
 
@@ -113,5 +113,38 @@ describe("retention_days", () => {
     await age([fresh], 90);
     expect(await runRetentionPass(h.deps, h.config.RETENTION_BATCH_SIZE)).toEqual({ workspaces: 0, removed: 0 });
     expect(await h.deps.db.content.count({ where: { workspaceId: team.workspaceId } })).toBe(1);
+  });
+
+  it("leaves a workspace another pass holds, and audits a stopped pass's removals when the next one starts", async () => {
+    await settings({ retention_days: 30 }).expect(200);
+    const stored = await ingest(h, team.token, team.entityId, [
+      { platform: "reddit", content: `Another ${OLD} crash.` },
+      { platform: "reddit", content: `Yet another ${OLD} crash.` },
+    ]);
+    await age(stored.parent_content_ids, 45);
+    const state = (sql: string) => h.deps.db.$executeRawUnsafe(sql, team.workspaceId);
+
+    // A pass is running (its batches renewed the hold a moment ago) and has removed 4 rows so far.
+    await state(`UPDATE retention_states SET pass_started_at = now() - interval '10 minutes', pass_heartbeat_at = now(),
+      pass_cutoff = now() - interval '30 days', pass_removed = 4 WHERE workspace_id = $1::uuid`);
+    expect(await runRetentionPass(h.deps, h.config.RETENTION_BATCH_SIZE)).toEqual({ workspaces: 1, removed: 0 });
+    expect(await h.deps.db.content.count({ where: { id: { in: stored.parent_content_ids } } })).toBe(2);
+
+    // That pass stopped: no batch has renewed the hold for longer than the lease.
+    await state(`UPDATE retention_states SET pass_heartbeat_at = now() - make_interval(secs => ${RETENTION_LEASE_SECONDS + 5})
+      WHERE workspace_id = $1::uuid`);
+    // The two, and the original the previous test aged past the window.
+    expect(await runRetentionPass(h.deps, h.config.RETENTION_BATCH_SIZE)).toEqual({ workspaces: 1, removed: 3 });
+    const entries = (await h.http.get(`/api/workspaces/${team.workspaceId}/audit`).set(auth(admin.token))).body.entries as {
+      action: string;
+      detail: Record<string, unknown>;
+    }[];
+    const removals = entries.filter((e) => e.action === "content.retention_removed").map((e) => e.detail);
+    expect(removals).toContainEqual(expect.objectContaining({ stopped: true, rows: 4, retention_days: 30 }));
+    expect(removals).toContainEqual(expect.objectContaining({ rows: 3, originals: 3 }));
+    expect((await report()).body).toMatchObject({ removed_last_pass: 3 });
+    const [after] = await h.deps.db.$queryRaw<{ pass_started_at: Date | null; pass_heartbeat_at: Date | null }[]>`
+      SELECT pass_started_at, pass_heartbeat_at FROM retention_states WHERE workspace_id = ${team.workspaceId}::uuid`;
+    expect(after).toEqual({ pass_started_at: null, pass_heartbeat_at: null });
   });
 });

@@ -68,6 +68,7 @@ describe("ingest over MCP", () => {
       run_id: "mcp-run-1",
       coverage_state: "sampled",
       targets_recorded: 0,
+      removed_after: { rows: 0, deleted: 0, author_erased: 0, retention: 0, last_removed_at: null },
     });
 
     // The route's own 422 for a source without content, located in the route's body.

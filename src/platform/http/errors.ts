@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import type { AuthContext, Authenticator } from "../auth.js";
 import { isDbUnavailable } from "../db.js";
-import { AppError, ValidationFailed } from "../errors.js";
+import { AppError, notFound, ValidationFailed } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { isRedisUnavailable } from "../redis.js";
 import { ensureRetryAfter } from "./retry-after.js";
@@ -37,13 +37,17 @@ function fromBodyParser(err: BodyParserError): AppError | ValidationFailed | und
   return undefined;
 }
 
-/** SQLSTATE raised by the trigger that refuses originals of an entity being deleted (migration 20261128130000). */
-const ENTITY_DELETED_CODE = "RE404";
+/**
+ * SQLSTATEs raised by the triggers that refuse what would attach to something being deleted, with what the
+ * answer names: originals of an entity (migration 20261128130000); entities, analyses, knowledge records and
+ * saved pages of a project (migration 20261128150000).
+ */
+const DELETED_CODES: Record<string, string> = { RE404: "Entity", RP404: "Project" };
 
 function databaseCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null;
   const codes = [e?.meta?.driverAdapterError?.cause?.originalCode, e?.meta?.code, e?.code];
-  return codes.find((c): c is string => typeof c === "string" && c === ENTITY_DELETED_CODE);
+  return codes.find((c): c is string => typeof c === "string" && Object.hasOwn(DELETED_CODES, c));
 }
 
 /** Maps anything thrown to the documented body: the spec's 422 shape or `{detail, code}`. */
@@ -53,8 +57,9 @@ export function toHttpError(err: unknown): AppError | ValidationFailed {
   if (parsed) return parsed;
   // The router could not percent-decode a path parameter (e.g. "%E0%A4%A").
   if (err instanceof URIError) return new AppError("bad_request", "The request path is not validly percent-encoded.");
-  // An original stored for an entity whose deletion was requested (a trigger of content_store refuses it).
-  if (databaseCode(err) === ENTITY_DELETED_CODE) return new AppError("not_found", "Entity was not found.");
+  // An original stored for an entity whose deletion was requested, or something attached to a project being deleted.
+  const deleted = databaseCode(err);
+  if (deleted) return notFound(DELETED_CODES[deleted] as string);
   if (isDbUnavailable(err)) {
     return new AppError("service_unavailable", "The database is unavailable; try again shortly.", {
       headers: { "Retry-After": "5" },

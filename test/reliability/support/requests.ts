@@ -44,7 +44,8 @@ export function validRequest(route: AnyRoute, world: World, params: Record<strin
  * A delete removes what it names: the content delete is aimed at the world's spare original when it
  * would name the world's first content id (the one every other route reads), a workspace's deletion
  * and restore at the world's spare workspace, the entity delete (and its progress read) at the world's
- * spare entity and the record delete at its spare record. Ids of another world (a tenancy probe) are left as they are.
+ * spare entity, the project delete (and its progress read) at its spare project and the record delete at its
+ * spare record. Ids of another world (a tenancy probe) are left as they are.
  */
 function aimed(route: AnyRoute, world: World, params: Record<string, string>): Record<string, string> {
   const deletesContent = route.method === "delete" && route.path === "/agent/v1/content/:content_id";
@@ -57,6 +58,10 @@ function aimed(route: AnyRoute, world: World, params: Record<string, string>): R
   const entityDeletion =
     (route.method === "delete" && route.path === "/api/entities/:entity_id") || route.path === "/api/entities/:entity_id/deletion";
   if (entityDeletion && params.entity_id === world.ids.entity_id?.[0]) return { ...params, entity_id: world.spareEntityId };
+  // The project delete and its progress read name the world's spare project (its deletion requested as the world was built).
+  const projectDeletion =
+    (route.method === "delete" && route.path === "/api/projects/:project_id") || route.path === "/api/projects/:project_id/deletion";
+  if (projectDeletion && params.project_id === world.ids.project_id?.[0]) return { ...params, project_id: world.spareProjectId };
   const deletesRecord = route.method === "delete" && route.path === "/agent/v1/knowledge/insights/:insight_id";
   if (deletesRecord && params.insight_id === world.ids.insight_id?.[0]) return { ...params, insight_id: world.spareInsightId };
   return params;

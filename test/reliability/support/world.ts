@@ -24,6 +24,8 @@ export interface World {
   spareContentId: string;
   /** An entity no other route reads, its deletion requested as the world is built: the one `DELETE /api/entities/{entity_id}` and its progress read name. */
   spareEntityId: string;
+  /** A second project of the workspace (with a company of its own) no other route reads, its deletion requested as the world is built: the one `DELETE /api/projects/{project_id}` and its progress read name. */
+  spareProjectId: string;
   /** A knowledge record no other route reads: the one `DELETE /agent/v1/knowledge/insights/{insight_id}` deletes. */
   spareInsightId: string;
   /**
@@ -103,6 +105,15 @@ export async function buildWorld(
   const spareEntity = await ok<{ id: string }>(
     "spare entity creation",
     await h.http.post("/api/entities").set(auth(token)).send({ name: "Spare", workspace_id: onboarding.workspace_id }),
+  );
+
+  // A project for the project delete route and its progress read (requests.ts aims them there).
+  const spareProject = await ok<{ project_id: string }>(
+    "spare project onboarding",
+    await h.http
+      .post("/api/entities/onboarding")
+      .set(auth(token))
+      .send({ request_id: randomUUID(), workspace_id: onboarding.workspace_id, company: { name: "Spare project" } }),
   );
 
   const key = async (scopes: string[]): Promise<Key> => {
@@ -302,6 +313,7 @@ export async function buildWorld(
   const spareWorkspaceId = await spareWorkspace(h, onboarding.workspace_id);
   // The spare entity's deletion, requested (its job waits for a worker): its progress has something to read.
   await ok("spare entity deletion", await h.http.delete(`/api/entities/${spareEntity.id}`).set(auth(token)), [202]);
+  await ok("spare project deletion", await h.http.delete(`/api/projects/${spareProject.project_id}`).set(auth(token)), [202]);
   const noteRequestId = `notes-${randomUUID()}`;
   await h.deps.db.noteSync.create({
     data: { userId: user.id, entityId, requestId: noteRequestId, requestHash: "0".repeat(64), status: "queued" },
@@ -319,6 +331,7 @@ export async function buildWorld(
     contentId,
     spareContentId,
     spareEntityId: spareEntity.id,
+    spareProjectId: spareProject.project_id,
     spareInsightId: spareInsight.record.id,
     spareWorkspaceId,
     collectionJobId,
