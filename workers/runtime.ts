@@ -1,5 +1,5 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker } from "bullmq";
-import { isFinalAttempt } from "../src/jobs/failures.js";
+import { isFinalAttempt, isPermanent } from "../src/jobs/failures.js";
 import { concurrencyOf } from "../src/platform/config.js";
 import type { AppDeps } from "../src/platform/deps.js";
 import { toError } from "../src/platform/errors.js";
@@ -10,10 +10,12 @@ import { reportRedisError } from "../src/platform/redis-errors.js";
 /**
  * Processor runtime: one BullMQ Worker per queue that has processors. Each job's data is
  * parsed against the catalog before its processor sees it; a bad payload fails without
- * retries. Processors throw to retry; they never swallow errors. When an attempt fails and no
- * other will follow (the job's last attempt, or an UnrecoverableError), the runtime calls the
- * processor's `onLastFailure` before the job moves to failed, so the kind records the failure
- * on its row once, here, rather than in each processor.
+ * retries. Processors throw to retry; they never swallow errors. One rule (src/jobs/failures.ts,
+ * `isPermanent`) decides for every kind whether a failed attempt is retried: a permanent error (an
+ * UnrecoverableError, a cancel, a caller's 4xx, an error marked permanent) ends the job at once. When
+ * an attempt fails and no other will follow (the job's last attempt, or a permanent error), the
+ * runtime calls the processor's `onLastFailure` before the job moves to failed, so the kind records
+ * the failure on its row once, here, rather than in each processor.
  */
 export interface ProcessorContext {
   deps: AppDeps;
@@ -85,14 +87,18 @@ export function startWorkers(
           return await processor(payload, ctx);
         } catch (thrown) {
           const err = toError(thrown);
-          if (processor.onLastFailure && (isFinalAttempt(job) || err instanceof UnrecoverableError)) {
+          const permanent = isPermanent(err);
+          if (processor.onLastFailure && (permanent || isFinalAttempt(job))) {
             await processor
               .onLastFailure(payload, err, ctx)
               .catch((markErr: unknown) =>
                 deps.logger.error({ queue, jobId: job.id, name: job.name, err: markErr }, "could not record the job's failure on its row"),
               );
           }
-          throw err;
+          // BullMQ retries anything but an UnrecoverableError.
+          throw permanent && !(err instanceof UnrecoverableError)
+            ? Object.assign(new UnrecoverableError(err.message), { cause: err })
+            : err;
         } finally {
           active.delete(`${queue}:${job.id}`);
         }

@@ -3,7 +3,7 @@ import type { AspectModel, MinedUnit } from "./aspect-mining.js";
 import type { QuestionIntent } from "./question.js";
 import type { RetrievedRow } from "./retrieval.js";
 import { stem } from "./text.js";
-import type { Unit } from "./themes.js";
+import type { Unit } from "./units.js";
 
 /**
  * What a focused question is answered from. "Which features do users request most?" is answered
@@ -81,7 +81,7 @@ function matches(focus: Focus, u: Unit, model: AspectModel): boolean {
 const MIN_MATCHING = 3;
 
 /** The units that answer a focused question, those of sources of the matching feedback kind first. */
-export function focusedUnits(focus: Focus, units: Unit[], rows: RetrievedRow[], model: AspectModel): Unit[] {
+export function focusedUnits(focus: Focus, units: Unit[], rows: Pick<RetrievedRow, "id" | "feedbackKind">[], model: AspectModel): Unit[] {
   const asked = units.filter((u) => matches(focus, u, model));
   if (focus.feedbackKinds.length === 0) return asked;
   const kindOf = new Map(rows.map((r) => [r.id, r.feedbackKind]));

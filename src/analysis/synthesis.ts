@@ -1,15 +1,16 @@
 import { sliceCodePoints } from "../enrichment/opinions.js";
-import type { Db } from "../platform/db.js";
 import { surfaceTerms } from "./aspect-mining.js";
-import { MIN_QUOTE_CHARS, type QuoteCandidate, type VerifiedQuote, verifyQuotes } from "./evidence.js";
+import { MIN_QUOTE_CHARS, type QuoteCandidate, type Verification, type VerifiedQuote } from "./evidence.js";
 import type { EvidenceItem, InsightItem } from "./schemas.js";
 import { plural } from "./text.js";
-import { isSplit, type SourceCounts, type Theme, type ThemePolarity, type Unit } from "./themes.js";
+import { isSplit, type SourceCounts, type Theme, type ThemePolarity } from "./themes.js";
+import type { Unit } from "./units.js";
 
 /**
- * Insight drafts of the extractive engine and their assembly: `assemble` sends every quote
- * candidate through `verifyQuotes` once, numbers the survivors [1], [2], ... in order of
- * first use and drops insights left without evidence.
+ * Insight drafts of the extractive engine and their assembly, both pure. The drafts' quote
+ * candidates (`draftQuotes`) go through the quote gate once (the engine reads their originals,
+ * then `checkQuotes`); `assemble` takes that verification, numbers the surviving quotes [1], [2],
+ * ... in order of first use and drops insights left without evidence.
  */
 export type InsightSentiment = InsightItem["sentiment"];
 
@@ -217,9 +218,14 @@ export function extractiveInsights(
 
 const key = (c: { content_id: string; quote: string }) => `${c.content_id}\u0000${c.quote}`;
 
-export async function assemble(db: Db, workspaceIds: string[], insights: InsightDraft[]): Promise<Assembled> {
-  const candidates = insights.flatMap((i) => i.evidence);
-  const { kept, dropped } = await verifyQuotes(db, candidates, { workspaceIds });
+/** Every quote candidate of the drafts, in order: what the quote gate checks. */
+export function draftQuotes(insights: InsightDraft[]): QuoteCandidate[] {
+  return insights.flatMap((i) => i.evidence);
+}
+
+/** The answer's insights and numbered evidence from the drafts and the gate's verdict on `draftQuotes(drafts)`. */
+export function assemble(insights: InsightDraft[], verification: Verification): Assembled {
+  const { kept, dropped } = verification;
   const verifiedByKey = new Map(kept.map((v) => [key(v), v]));
 
   const evidence: EvidenceItem[] = [];

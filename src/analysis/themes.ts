@@ -1,12 +1,10 @@
-import { ANALYSER_VERSION, type OpinionSpan, opinionUnits, type SentimentLabel } from "../enrichment/opinions.js";
-import type { Db } from "../platform/db.js";
 import type { AspectModel } from "./aspect-mining.js";
 import type { QuestionIntent } from "./question.js";
-import type { RetrievedRow } from "./retrieval.js";
 import { terms } from "./text.js";
+import type { Unit } from "./units.js";
 
 /**
- * From retrieved rows to themes. A theme is an aspect people talk about (mined across the
+ * From opinion units to themes (pure). A theme is an aspect people talk about (mined across the
  * analysed sources, see aspect-mining.ts) with one polarity: the complaints about it, the
  * praise for it, the feature requests for it, or (for an aspect nobody judges) its
  * neutral mentions. Each clause counts toward its own aspect with its own polarity, so a
@@ -16,12 +14,6 @@ import { terms } from "./text.js";
  * count (and "split" when neither side is a small minority). Everything here is
  * deterministic: same rows, same question, same themes in the same order.
  */
-export interface Unit extends OpinionSpan {
-  id: string | null;
-  contentId: string;
-  relevance: number;
-}
-
 export type ThemePolarity = "complaint" | "praise" | "request" | "neutral";
 
 /** Distinct sources of an aspect by what they say about it (a source may both complain and praise). */
@@ -63,65 +55,6 @@ export const SPLIT_SHARE = 1 / 3;
 export function isSplit(counts: SourceCounts): boolean {
   const { complaint, praise } = counts;
   return complaint > 0 && praise > 0 && Math.min(complaint, praise) / (complaint + praise) >= SPLIT_SHARE;
-}
-
-/**
- * The opinion units of the rows: stored when the row was enriched by the current analyser,
- * computed from the content otherwise (rows not enriched yet, or enriched by an older
- * analyser). `computed` counts rows not enriched at all.
- */
-export async function unitsOf(db: Db, rows: RetrievedRow[]): Promise<{ units: Omit<Unit, "relevance">[]; computed: number }> {
-  const stored = await db.opinionUnit.findMany({
-    where: { contentId: { in: rows.map((r) => r.id) } },
-    orderBy: [{ contentId: "asc" }, { startOffset: "asc" }],
-  });
-  const byRow = new Map<string, typeof stored>();
-  for (const u of stored) byRow.set(u.contentId, [...(byRow.get(u.contentId) ?? []), u]);
-  const units: Omit<Unit, "relevance">[] = [];
-  let computed = 0;
-  for (const row of rows) {
-    const have = byRow.get(row.id) ?? [];
-    if (have.length > 0 && have.every((u) => u.analyserVersion === ANALYSER_VERSION)) {
-      for (const u of have) {
-        units.push({
-          id: u.id,
-          contentId: row.id,
-          start: u.startOffset,
-          end: u.endOffset,
-          text: u.text,
-          aspect: u.aspect,
-          sentiment: u.sentiment,
-          label: u.sentimentLabel as SentimentLabel,
-          kind: u.kind as OpinionSpan["kind"],
-          terms: u.terms,
-          comparedWith: u.comparedWith,
-          churn: u.churn,
-        });
-      }
-      continue;
-    }
-    if (have.length === 0) computed++;
-    // Units of an older analyser keep their ids where a recomputed unit has the same span.
-    const idOf = new Map(have.map((u) => [`${u.startOffset}:${u.endOffset}`, u.id]));
-    for (const u of opinionUnits(row.content)) units.push({ ...u, id: idOf.get(`${u.start}:${u.end}`) ?? null, contentId: row.id });
-  }
-  return { units, computed };
-}
-
-/**
- * Relevance of a unit, used to order evidence: how much of the question it covers, its
- * row's retrieval rank, and its opinion strength.
- */
-export function scoreUnits(units: Omit<Unit, "relevance">[], rows: RetrievedRow[], question: string): Unit[] {
-  const qTerms = new Set(terms(question));
-  const rank = new Map(rows.map((r, i) => [r.id, i]));
-  return units.map((u) => {
-    const unitTerms = new Set(terms(u.text));
-    const overlap = qTerms.size === 0 ? 0 : [...qTerms].filter((t) => unitTerms.has(t)).length / qTerms.size;
-    const rowWeight = 1 / (1 + (rank.get(u.contentId) ?? rows.length));
-    const relevance = 0.55 * overlap + 0.3 * rowWeight + 0.15 * Math.abs(u.sentiment);
-    return { ...u, relevance: Math.round(relevance * 1e4) / 1e4 };
-  });
 }
 
 /** A bug described is a complaint, whatever words it is described in. */
@@ -247,4 +180,23 @@ export function selectThemes(
     }
   }
   return themes.filter((t) => picked.has(t));
+}
+
+/**
+ * The reported themes with their counts over the whole scope (by theme index, scope-counts.ts) where
+ * there are such counts: the analysed sample's counts are a floor (a source whose stored units predate
+ * the analyser counts there), and `analysed` keeps the sample's count of the theme's sources.
+ */
+export function countOverScope(themes: Theme[], inScope: ReadonlyMap<number, SourceCounts>): Theme[] {
+  return themes.map((t, i) => {
+    const all = inScope.get(i);
+    if (!all) return t;
+    const counts = {
+      complaint: Math.max(all.complaint, t.counts.complaint),
+      praise: Math.max(all.praise, t.counts.praise),
+      request: Math.max(all.request, t.counts.request),
+      neutral: Math.max(all.neutral, t.counts.neutral),
+    };
+    return { ...t, counts, sources: Math.max(counts[t.polarity], t.sources), analysed: t.sources };
+  });
 }

@@ -1,4 +1,5 @@
-import { type QuoteCandidate, verifyQuotes } from "../analysis/evidence.js";
+import type { QuoteCandidate } from "../analysis/evidence.js";
+import { verifyQuotes } from "../analysis/load.js";
 
 /**
  * A citation's quote may be as short as one character that is not white space: an agent

@@ -1,11 +1,8 @@
-import { UnrecoverableError } from "bullmq";
 import { appendEntry, lockWorkspaceLedger } from "../billing/ledger.js";
 import { price, type RunScope } from "../billing/pricing.js";
 import { JobCancelled } from "../jobs/cancellation.js";
-import { isPermanent } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
-import { toError } from "../platform/errors.js";
 import { analyseStep, type CollectOutcome, collectStep, WAITING } from "./steps.js";
 
 /**
@@ -113,7 +110,7 @@ export function runContext(run: {
   };
 }
 
-export async function executeRun(deps: AppDeps, runId: string, attempt: { final: boolean }): Promise<string> {
+export async function executeRun(deps: AppDeps, runId: string): Promise<string> {
   const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
   // The first step is sent only once its run has committed (the job outbox), so a missing run was removed.
   if (!run) {
@@ -148,12 +145,15 @@ export async function executeRun(deps: AppDeps, runId: string, attempt: { final:
     });
     return "completed";
   } catch (thrown) {
-    const err = toError(thrown);
     // Cancelled while this step ran: the cancel settled the run and its children.
-    if (err instanceof JobCancelled) return "cancelled";
-    // Retrying cannot help a run whose entity is gone, whose child ended badly or whose payload is bad.
-    const permanent = isPermanent(err);
-    if (attempt.final || permanent) await settle(deps, run.id, { status: "failed", error: err.message.slice(0, 1000) });
-    throw permanent && !(err instanceof UnrecoverableError) ? new UnrecoverableError(err.message) : err;
+    if (thrown instanceof JobCancelled) return "cancelled";
+    // Retried, or ended at once when retrying cannot help (an entity gone, a child that ended badly, a bad
+    // payload): the worker runtime decides, and settles the run through markRunFailed when none follows.
+    throw thrown;
   }
+}
+
+/** A run whose step failed for the last time: settled failed, its unused reservation released. */
+export async function markRunFailed(deps: AppDeps, runId: string, err: Error): Promise<void> {
+  await settle(deps, runId, { status: "failed", error: err.message.slice(0, 1000) });
 }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { verifyQuotes } from "../../src/analysis/evidence.js";
+import { verifyQuotes } from "../../src/analysis/load.js";
 import { sliceCodePoints } from "../../src/enrichment/opinions.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";

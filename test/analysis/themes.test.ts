@@ -4,7 +4,8 @@ import { mineAspects } from "../../src/analysis/aspect-mining.js";
 import { questionIntent } from "../../src/analysis/question.js";
 import type { InsightItem } from "../../src/analysis/schemas.js";
 import { extractiveInsights } from "../../src/analysis/synthesis.js";
-import { buildThemes, isSplit, selectThemes, type Theme, type Unit } from "../../src/analysis/themes.js";
+import { buildThemes, isSplit, selectThemes, type Theme } from "../../src/analysis/themes.js";
+import type { Unit } from "../../src/analysis/units.js";
 import { opinionUnits } from "../../src/enrichment/opinions.js";
 
 /**

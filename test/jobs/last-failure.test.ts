@@ -1,5 +1,6 @@
 import { UnrecoverableError } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "../../src/platform/errors.js";
 import { processor } from "../../workers/runtime.js";
 import { until } from "../collection/support.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -20,6 +21,7 @@ const flaky = processor<"erasure.run.v1">(
     if (erasureId.endsWith("1")) throw new Error(`transient failure ${n}`);
     if (erasureId.endsWith("2") || erasureId.endsWith("4")) throw new UnrecoverableError("permanent failure");
     if (erasureId.endsWith("3") && n === 1) throw new Error("fails once");
+    if (erasureId.endsWith("5")) throw new AppError("not_found", "Entity was not found.");
     return { ok: true };
   },
   {
@@ -60,6 +62,13 @@ describe("a job's last failure", () => {
     expect(await ended(id)).toBe("failed");
     expect(attempts.get(id)).toBe(1);
     expect(recorded.filter((r) => r.erasureId === id)).toEqual([{ erasureId: id, message: "permanent failure", attempt: 1 }]);
+  });
+
+  it("is recorded at once for any error the one rule calls permanent (a caller's 4xx), which is not retried", async () => {
+    const id = "00000000-0000-4000-8000-000000000005";
+    expect(await ended(id)).toBe("failed");
+    expect(attempts.get(id)).toBe(1);
+    expect(recorded.filter((r) => r.erasureId === id)).toEqual([{ erasureId: id, message: "Entity was not found.", attempt: 1 }]);
   });
 
   it("is not recorded when a retry succeeds", async () => {

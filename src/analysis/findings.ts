@@ -1,0 +1,61 @@
+import { mineAspects } from "./aspect-mining.js";
+import { capabilityModel, type Focus, focusedUnits } from "./focus.js";
+import type { QuestionIntent } from "./question.js";
+import type { RetrievedRow } from "./retrieval.js";
+import { plural } from "./text.js";
+import { buildThemes, selectThemes, type Theme } from "./themes.js";
+import type { Unit } from "./units.js";
+
+/**
+ * The themes stage (pure): aspects mined across the analysed sources (aspect-mining.ts) → for a
+ * focused question, only the statements of the kind it asks for (focus.ts; requests are themed by the
+ * capability they ask for) → themes (themes.ts) → the ones the analysis reports.
+ */
+export interface ThemeLimits {
+  /** Themes reported at most, besides coverage. */
+  insights: number;
+  /** With coverage: the themes reported at most, every aspect `coverageMin` sources mention included. */
+  coverageCap: number | null;
+  /** Distinct sources that make an aspect one the report must cover. */
+  coverageMin: number;
+}
+
+export type Findings =
+  /** A focused question the analysed sources hold no statement for; `noun` names what it asks for. */
+  | { answered: false; noun: string }
+  | {
+      answered: true;
+      reported: Theme[];
+      /** Aspects the stored units cannot name (request themes named after a capability): not counted over the scope. */
+      unnamed: ReadonlySet<string>;
+      limitations: string[];
+    };
+
+export function findThemes(
+  units: Unit[],
+  rows: Pick<RetrievedRow, "id" | "feedbackKind">[],
+  question: { intent: QuestionIntent; focus: Focus | null; entityNames: string[] },
+  limits: ThemeLimits,
+): Findings {
+  const { intent, focus, entityNames } = question;
+  const mined = mineAspects(units, entityNames, rows.length);
+  // A focused question is answered from the statements of the kind it asks for, and only from them.
+  const asked = focus ? focusedUnits(focus, units, rows, mined) : units;
+  if (focus && asked.length === 0) return { answered: false, noun: focus.noun };
+  const capabilities = focus?.ask === "requests" ? capabilityModel(mined, asked) : null;
+  const themes = buildThemes(asked, capabilities ?? mined, intent);
+  const { coverageMin, coverageCap } = limits;
+  const reported = selectThemes(
+    themes,
+    intent,
+    limits.insights,
+    coverageCap === null ? undefined : { minSources: coverageMin, cap: coverageCap },
+  );
+  const reportedAspects = new Set(reported.map((t) => t.aspect));
+  const left = new Set(themes.filter((t) => t.mentions >= coverageMin && !reportedAspects.has(t.aspect)).map((t) => t.aspect));
+  const limitations =
+    coverageCap !== null && left.size > 0
+      ? [`${plural(left.size, "more aspect")} that enough sources mention did not fit in the ${reported.length} themes reported.`]
+      : [];
+  return { answered: true, reported, unnamed: capabilities?.capabilities ?? new Set(), limitations };
+}
