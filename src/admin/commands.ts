@@ -133,7 +133,7 @@ export const adminCommands: Record<string, Command> = {
   "requeue-job": {
     queue: true,
     usage: "requeue-job <collection_job_id>",
-    summary: "re-enqueue one collection job that is not completed, cancelled or partial",
+    summary: "re-enqueue a queued or running collection job whose queue entry is gone, or retry a failed one as a new job",
     run: requeueOneJob,
   },
   "requeue-webhooks": {

@@ -57,6 +57,10 @@ interface ClaimedJob {
   progress: unknown;
   analysisId: string | null;
   attempts: number;
+  /**
+   * When the key's first attempt was created: the collection window is counted from it, so a
+   * retry (a new attempt that resumes the failed one's cursors) reads the same window.
+   */
   createdAt: Date;
   entity: ClaimedEntity | null;
 }
@@ -69,10 +73,13 @@ async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<Clai
         UPDATE collection_jobs
         SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
         WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
-        RETURNING id, user_id, entity_id, objective, questions, depth, platforms, collection_only, progress, analysis_id, attempts, created_at
+        RETURNING id, user_id, entity_id, idempotency_key, objective, questions, depth, platforms, collection_only, progress,
+          analysis_id, attempts, created_at
       )
       SELECT c.id, c.user_id AS "userId", c.entity_id AS "entityId", c.objective, c.questions, c.depth, c.platforms,
-        c.collection_only AS "collectionOnly", c.progress, c.analysis_id AS "analysisId", c.attempts, c.created_at AS "createdAt",
+        c.collection_only AS "collectionOnly", c.progress, c.analysis_id AS "analysisId", c.attempts,
+        (SELECT COALESCE(min(o.created_at), c.created_at) FROM collection_jobs o
+          WHERE o.user_id = c.user_id AND o.idempotency_key = c.idempotency_key) AS "createdAt",
         CASE WHEN e.id IS NULL THEN NULL ELSE json_build_object(
           'id', e.id, 'workspaceId', e.workspace_id, 'name', e.name, 'url', e.url, 'keywords', e.keywords,
           'collectionTargets', e.collection_targets
@@ -80,8 +87,8 @@ async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<Clai
       FROM claimed c LEFT JOIN entities e ON e.id = c.entity_id`;
     if (rows[0]) return rows[0];
     const existing = await deps.db.collectionJob.findUnique({ where: { id: jobId }, select: { status: true } });
-    // A finished job (re-delivered, or re-added by a replayed create) is not run again;
-    // an operator's requeue-job sets it back to queued first.
+    // A finished job (re-delivered, or re-added by a replayed create) is never run again
+    // (an operator's requeue-job of a failed one starts a new attempt, a new job).
     if (existing && existing.status !== "queued" && existing.status !== "running") return "finished";
     // The row was inserted between the two reads: claim it now.
     if (existing) continue;

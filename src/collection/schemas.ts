@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RemovedAfter } from "../coverage/schemas.js";
+import { AttemptFields } from "../jobs/attempts.js";
 import { optional, pathId, withDefault } from "../platform/validation.js";
 import { PLATFORM_RUN_STATUSES } from "./progress.js";
 
@@ -95,7 +96,8 @@ export const JobStatusResponse = z.object({
   errors: z.array(z.object({ platform: z.string().nullable(), detail: z.string() })),
   analysis_id: z.string(),
   next: z.string(),
-  attempts: Count,
+  attempts: Count.describe("How many times a worker has taken up this job"),
+  ...AttemptFields,
   created_at: z.string(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),

@@ -30,6 +30,10 @@ import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
  * The row id and the BullMQ job id are both derived from the caller and the key, so
  * every create with one key names the same queue entry (BullMQ ignores a second add of
  * an id it holds).
+ *
+ * A key names its newest attempt: an operator's requeue-job of a failed job (src/collection/
+ * requeue.ts) makes attempt n + 1 of the same (caller, key), a new job with its own id and queue
+ * job id, and a replay of the create then answers that job.
  */
 export type JobRoute = "collection" | "research";
 
@@ -117,6 +121,7 @@ interface JobRow {
   status: string;
   analysis_id: string | null;
   route: string;
+  queue_job_id: string;
 }
 
 function answer(config: AppDeps["config"], row: JobRow): CreateJobResponse {
@@ -175,7 +180,7 @@ export async function createCollectionJob(
       AND (${forRun} OR EXISTS (
         SELECT 1 FROM ${activeMembershipsOf(userId, "editor")} m WHERE m.workspace_id = e.workspace_id))
     ON CONFLICT DO NOTHING
-    RETURNING id, entity_id, request_hash, status, analysis_id, route`;
+    RETURNING id, entity_id, request_hash, status, analysis_id, route, queue_job_id`;
 
   const { row } = await submit<JobRow>({
     write: async () => {
@@ -195,7 +200,8 @@ export async function createCollectionJob(
       }
       return { row: existing, created: false };
     },
-    enqueue: (job) => deps.queues.enqueue("collection.run.v1", { jobId: job.id }, { jobId: queueJobId }),
+    // The row's own queue job id: a replay may find a later attempt, whose id names its attempt.
+    enqueue: (job) => deps.queues.enqueue("collection.run.v1", { jobId: job.id }, { jobId: job.queue_job_id }),
     undo: (job) => deps.db.$executeRaw`DELETE FROM collection_jobs WHERE id = ${job.id}::uuid AND status = 'queued' AND attempts = 0`,
     // A replay of a job still queued heals a lost queue entry, and answers 503 while the queue is down.
     requeueOnReplay: (job) => job.status === "queued",
@@ -203,9 +209,11 @@ export async function createCollectionJob(
   return answer(deps.config, row);
 }
 
+/** The newest attempt of the caller's key. */
 async function findByKey(db: Db, userId: string, key: string): Promise<JobRow | undefined> {
   const rows = await db.$queryRaw<JobRow[]>`
-    SELECT id, entity_id, request_hash, status, analysis_id, route FROM collection_jobs
-    WHERE user_id = ${userId}::uuid AND idempotency_key = ${key}`;
+    SELECT id, entity_id, request_hash, status, analysis_id, route, queue_job_id FROM collection_jobs
+    WHERE user_id = ${userId}::uuid AND idempotency_key = ${key}
+    ORDER BY attempt DESC LIMIT 1`;
   return rows[0];
 }

@@ -1,6 +1,7 @@
 import { removalsOfRun } from "../coverage/removals.js";
 import type { RemovedAfter } from "../coverage/schemas.js";
 import type { CollectionJob } from "../generated/prisma/client.js";
+import { attemptOf } from "../jobs/attempts.js";
 import type { AppDeps } from "../platform/deps.js";
 import { notFound } from "../platform/errors.js";
 import { entityForUser, isUuid } from "../workspaces/access.js";
@@ -148,6 +149,7 @@ export function describeJob(
     analysis_id: row.analysisId ?? "",
     next,
     attempts: row.attempts,
+    ...attemptOf(row),
     created_at: row.createdAt.toISOString(),
     started_at: row.startedAt?.toISOString() ?? null,
     finished_at: row.finishedAt?.toISOString() ?? null,

@@ -59,7 +59,7 @@ export async function cancelEntityJobs(deps: AppDeps, entityId: string): Promise
 
   for (const sync of await db.noteSync.findMany({ where: { entityId, status: { in: LIVE } } })) {
     if ((await markCancelled(db, "note_sync", sync.id, DELETION_DETAIL)).changed) {
-      await removeQueuedEntry(deps.queues.get("notes-sync"), jobIds.notes(sync.userId, sync.requestId));
+      await removeQueuedEntry(deps.queues.get("notes-sync"), jobIds.notes(sync.userId, sync.requestId, sync.attempt));
       await jobEnded(deps, {
         kind: "note_sync",
         id: sync.id,

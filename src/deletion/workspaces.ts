@@ -187,7 +187,7 @@ export async function cancelWorkspaceJobs(deps: Deps, workspaceId: string): Prom
   const syncs = await deps.db.noteSync.findMany({ where: { ...entities, status: { in: ["queued", "running"] } } });
   for (const sync of syncs) {
     if (!(await markCancelled(deps.db, "note_sync", sync.id, DETAIL)).changed) continue;
-    await removeQueuedEntry(deps.queues.get("notes-sync"), jobIds.notes(sync.userId, sync.requestId));
+    await removeQueuedEntry(deps.queues.get("notes-sync"), jobIds.notes(sync.userId, sync.requestId, sync.attempt));
     await jobEnded(deps, {
       kind: "note_sync",
       id: sync.id,

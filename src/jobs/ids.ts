@@ -7,19 +7,27 @@ import type { JobKind } from "./events.js";
  * and BullMQ ignores it while it holds the first.
  */
 export const jobIds = {
-  /** A collection job: one per caller and idempotency key (stored on the row as queue_job_id). */
-  collection: (userId: string, idempotencyKey: string) => deriveJobId("collection", userId, idempotencyKey),
+  /**
+   * A collection job: one per caller, idempotency key and attempt (stored on the row as queue_job_id).
+   * A retry is a new attempt (a new row), so an old attempt's queue entry never names the new one.
+   */
+  collection: (userId: string, idempotencyKey: string, attempt = 1) =>
+    attempt === 1
+      ? deriveJobId("collection", userId, idempotencyKey)
+      : deriveJobId("collection", userId, idempotencyKey, `attempt-${attempt}`),
   analysis: (analysisId: string) => deriveJobId("analysis", analysisId),
   /** A workflow run's first step. */
   run: (runId: string) => deriveJobId("run", runId),
   /** The step of a workflow run that follows the end of one of its child jobs. */
   runContinuation: (runId: string, kind: JobKind, childId: string) => deriveJobId("run", runId, kind, childId),
-  /** A meeting-note sync: one per caller and request_id. */
-  notes: (userId: string, requestId: string) => deriveJobId("notes", userId, requestId),
+  /** A meeting-note sync: one per caller, request_id and attempt (a retry of a failed sync is a new attempt). */
+  notes: (userId: string, requestId: string, attempt = 1) =>
+    attempt === 1 ? deriveJobId("notes", userId, requestId) : deriveJobId("notes", userId, requestId, `attempt-${attempt}`),
   /** Enrichment of a chunk of stored rows (the same rows make the same job). */
   enrichment: (contentIds: string[]) => deriveJobId("enrich", ...contentIds),
   /** An operator's requeue of unenriched rows: a new pass each time the command runs. */
   enrichmentRequeue: (pass: string, contentIds: string[]) => deriveJobId("enrich-requeue", pass, ...contentIds),
+  /** An evidence capture run (each attempt is its own row, so its own job). */
   sweep: (runId: string) => deriveJobId("sweep", runId),
   /** An author erasure's batches (src/deletion). */
   erasure: (erasureId: string) => deriveJobId("erasure", erasureId),

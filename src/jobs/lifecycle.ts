@@ -72,15 +72,20 @@ export async function removeQueuedEntry(queue: Queue, jobId: string): Promise<bo
     .catch(() => false);
 }
 
-/** A job's owner and workspace (null when its entity is gone), by kind. */
+/**
+ * A job's owner and workspace (null when its entity is gone), by kind, and for the kinds whose
+ * retries are new attempts (src/jobs/attempts.ts) which attempt of its key it is.
+ */
+const NO_ATTEMPT = "NULL::int AS attempt, NULL::uuid AS retry_of";
 const OWNER_SQL: Record<JobKind, string> = {
   collection_job:
-    "SELECT j.user_id, e.workspace_id FROM collection_jobs j LEFT JOIN entities e ON e.id = j.entity_id WHERE j.id = $1::uuid",
-  analysis:
-    "SELECT a.user_id, COALESCE(a.workspace_id, e.workspace_id) AS workspace_id FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = $1::uuid",
-  workflow_run: "SELECT user_id, workspace_id FROM workflow_runs WHERE id = $1::uuid",
-  note_sync: "SELECT n.user_id, e.workspace_id FROM note_syncs n LEFT JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
-  sweep_run: "SELECT r.user_id, e.workspace_id FROM sweep_runs r LEFT JOIN entities e ON e.id = r.entity_id WHERE r.id = $1::uuid",
+    "SELECT j.user_id, e.workspace_id, j.attempt, j.retry_of FROM collection_jobs j LEFT JOIN entities e ON e.id = j.entity_id WHERE j.id = $1::uuid",
+  analysis: `SELECT a.user_id, COALESCE(a.workspace_id, e.workspace_id) AS workspace_id, ${NO_ATTEMPT} FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = $1::uuid`,
+  workflow_run: `SELECT user_id, workspace_id, ${NO_ATTEMPT} FROM workflow_runs WHERE id = $1::uuid`,
+  note_sync:
+    "SELECT n.user_id, e.workspace_id, n.attempt, n.retry_of FROM note_syncs n LEFT JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
+  sweep_run:
+    "SELECT r.user_id, e.workspace_id, r.attempt, r.retry_of FROM sweep_runs r LEFT JOIN entities e ON e.id = r.entity_id WHERE r.id = $1::uuid",
 };
 
 export { endedChannel } from "./channels.js";
@@ -97,6 +102,9 @@ export interface EndedJob {
 interface EndedContext {
   user_id: string | null;
   workspace_id: string | null;
+  /** Which attempt of its key the job is, and the failed job it retries (null for kinds without attempts). */
+  attempt: number | null;
+  retry_of: string | null;
   /** Whether any webhook endpoint of the workspace listens (most workspaces register none). */
   subscribed: boolean;
   /** Workflow runs waiting on this job as their collection or analysis step. */
@@ -114,7 +122,7 @@ function contextSqlOf(kind: JobKind): string {
   const runs = column
     ? `ARRAY(SELECT r.id::text FROM workflow_runs r WHERE r.${column} = $1::uuid AND r.status IN ('queued', 'running'))`
     : "'{}'::text[]";
-  return `SELECT w.user_id, w.workspace_id, EXISTS (
+  return `SELECT w.user_id, w.workspace_id, w.attempt, w.retry_of, EXISTS (
       SELECT 1 FROM webhook_endpoints x WHERE x.workspace_id = w.workspace_id AND x.deleted_at IS NULL
     ) AS subscribed, ${runs} AS waiting_runs
     FROM (SELECT 1) one LEFT JOIN (${OWNER_SQL[kind]}) w ON true`;
@@ -129,7 +137,8 @@ const ENDED_CONTEXT_SQL = Object.fromEntries((Object.keys(OWNER_SQL) as JobKind[
 export const endedContextSql = (kind: JobKind): string => ENDED_CONTEXT_SQL[kind];
 
 /**
- * Called once a job's terminal state has committed. Announces the end on the job's channel,
+ * Called once a job's terminal state has committed (once per row: a terminal row never changes
+ * again, and a retry is a new row that ends with its own id). Announces the end on the job's channel,
  * marks its owner as a writer (read-your-writes on replicas), lets a workflow run waiting on
  * this job continue, and records the webhook deliveries.
  * Never throws: the job has ended either way, and an operator's requeue repairs a
@@ -168,7 +177,11 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
     workspaceId: context.workspace_id,
     status: state,
     occurredAt: new Date(),
-    data: { ...(ended.data ?? {}), ...(ended.status !== state ? { detail_status: ended.status } : {}) },
+    data: {
+      ...(ended.data ?? {}),
+      ...(context.attempt !== null ? { attempt: context.attempt, retry_of: context.retry_of } : {}),
+      ...(ended.status !== state ? { detail_status: ended.status } : {}),
+    },
   };
   for (const listener of jobEndListeners()) {
     await listener(deps, event).catch((err: unknown) =>

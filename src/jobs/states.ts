@@ -2,14 +2,18 @@ import type { JobKind, TerminalState } from "./events.js";
 
 /**
  * The one state machine of every job kind (collection jobs, analyses, workflow runs, note
- * syncs). A row moves only along these edges; every writer guards its UPDATE with the
- * states it may leave, so a cancelled or finished job is never overwritten by a late worker.
+ * syncs, evidence capture runs). A row moves only along these edges; every writer guards its
+ * UPDATE with the states it may leave, so a cancelled or finished job is never overwritten by a
+ * late worker, a retry or an operator.
  *
  *   queued ──▶ running ──▶ completed | partial | failed | cancelled
  *     │           │
  *     │           └──▶ queued      (an operator's requeue after a lost queue entry)
  *     └──▶ cancelled | failed      (cancelled before it ran; refused at start)
- *   failed ──▶ queued              (a retry under the same key, or an operator's requeue)
+ *
+ * Terminal states are final: no edge leaves them. A retry (of a failed note sync or capture run
+ * under its key, or an operator's requeue-job of a failed collection job) is a new row, attempt
+ * n + 1 of the same key with `retry_of` naming the failed row, which stays as it ended.
  *
  * Workflow runs have one more terminal state, `blocked` (every platform refused collection;
  * nothing is charged); it is reported to subscribers as `failed`.
@@ -22,7 +26,7 @@ export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
   running: ["queued", "completed", "partial", "failed", "cancelled", "blocked"],
   completed: [],
   partial: [],
-  failed: ["queued"],
+  failed: [],
   cancelled: [],
   blocked: [],
 };
@@ -31,6 +35,9 @@ export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
 export const LIVE_STATES: readonly JobState[] = ["queued", "running"];
 
 export const isLive = (status: string): boolean => (LIVE_STATES as readonly string[]).includes(status);
+
+/** States no job ever leaves (a retry is a new attempt, a new row). */
+export const isTerminal = (status: string): boolean => Object.hasOwn(TRANSITIONS, status) && TRANSITIONS[status as JobState].length === 0;
 
 export const canTransition = (from: string, to: JobState): boolean => (TRANSITIONS[from as JobState] ?? []).includes(to);
 

@@ -13,7 +13,7 @@ export interface Submission<R> {
   /** Writes the row; `created` is false for a replay that found an earlier submit's row. */
   write: () => Promise<{ row: R; created: boolean }>;
   enqueue: (row: R) => Promise<unknown>;
-  /** Removes (or restores) what `write` changed; called only when it created or reset the row. */
+  /** Removes the row `write` created (a new job, or a retry's new attempt); called only when it created one. */
   undo: (row: R) => Promise<unknown>;
   /** For a replay: whether its entry is added again (the row still says queued). */
   requeueOnReplay?: (row: R) => boolean;

@@ -2,7 +2,7 @@ import { cancelRoute } from "../jobs/routes.js";
 import { AUTH, callerId } from "../platform/auth.js";
 import type { AppDeps } from "../platform/deps.js";
 import { defineRoute } from "../platform/http/route.js";
-import { SyncBody, SyncPending, SyncResult, SyncStatus, SyncStatusParams } from "./schemas.js";
+import { SyncAnswered, SyncBody, SyncPending, SyncStatus, SyncStatusParams } from "./schemas.js";
 import { cancelSync, startSync, syncStatus } from "./service.js";
 
 const tags = ["meetingnotes"];
@@ -17,7 +17,7 @@ export const notesRoutes = (deps: AppDeps) => [
     role: "editor",
     body: SyncBody,
     responses: {
-      200: { description: "The imported page", schema: SyncResult },
+      200: { description: "The imported page", schema: SyncAnswered },
       202: { description: "Still importing: poll `next`", schema: SyncPending },
       404: { description: "entity_id is not an entity the caller can see" },
       409: { description: "request_id already used for a different import (idempotency_conflict), or its import was cancelled (conflict)" },

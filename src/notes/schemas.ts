@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AttemptFields } from "../jobs/attempts.js";
 import { isoDateTimeString } from "../platform/dates.js";
 import { optional, pathId, withDefault } from "../platform/validation.js";
 import { FOLDER_ID_PATTERN } from "./provider.js";
@@ -69,17 +70,27 @@ export const SyncResult = z.object({
 });
 export type SyncResult = z.infer<typeof SyncResult>;
 
+/**
+ * The imported page as answered: the stored result and which attempt of the request_id imported it
+ * (a retry of a failed sync is a new attempt; see src/jobs/attempts.ts).
+ */
+export const SyncAnswered = SyncResult.extend(AttemptFields);
+export type SyncAnswered = z.infer<typeof SyncAnswered>;
+
 export const SyncPending = z.object({
   status: z.enum(["queued", "running"]),
   request_id: z.string(),
   entity_id: z.uuid(),
+  ...AttemptFields,
   next: z.string(),
 });
+export type SyncPending = z.infer<typeof SyncPending>;
 
 export const SyncFailed = z.object({
   status: z.literal("failed"),
   request_id: z.string(),
   entity_id: z.uuid(),
+  ...AttemptFields,
   error: z.object({ code: z.string(), detail: z.string() }),
 });
 
@@ -87,6 +98,7 @@ export const SyncCancelled = z.object({
   status: z.literal("cancelled"),
   request_id: z.string(),
   entity_id: z.uuid(),
+  ...AttemptFields,
 });
 
-export const SyncStatus = z.union([SyncResult, SyncPending, SyncFailed, SyncCancelled]);
+export const SyncStatus = z.union([SyncAnswered, SyncPending, SyncFailed, SyncCancelled]);

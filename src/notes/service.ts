@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { NoteSync } from "../generated/prisma/client.js";
+import { attemptOf } from "../jobs/attempts.js";
 import { jobIds } from "../jobs/ids.js";
 import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
@@ -10,21 +11,27 @@ import { AppError, ERROR_CODES, type ErrorCode, notFound } from "../platform/err
 import { retryAfterHeader } from "../platform/http/retry-after.js";
 import { secretBoxFor } from "../platform/secrets.js";
 import { activeMembershipsOf, requireWriter, writableEntityForUser } from "../workspaces/access.js";
-import type { SyncInput, SyncParams, SyncResult } from "./schemas.js";
+import type { SyncAnswered, SyncInput, SyncParams, SyncPending, SyncResult } from "./schemas.js";
 
 /**
- * The web side of a meeting-note import: record the sync (unique per caller and
- * request_id), queue one `notes.sync.v1` job for it with the provider key sealed, wait
- * briefly for the job, and answer the imported page, the failure, or "still running".
+ * The web side of a meeting-note import: record the sync (unique per caller, request_id and
+ * attempt), queue one `notes.sync.v1` job for it with the provider key sealed, wait briefly for
+ * the job, and answer the imported page, the failure, or "still running". A request_id names its
+ * newest attempt; a retry of a failed sync is a new attempt (src/jobs/attempts.ts), the failed one
+ * stays failed.
  */
 export type SyncDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "config" | "logger" | "reads">;
 
-/** The queue job of a sync: one per caller and request_id. */
+/** The queue job of a sync: one per caller, request_id and attempt. */
 export const notesJobId = jobIds.notes;
 
-export type SyncAnswer =
-  | { status: 200; body: SyncResult }
-  | { status: 202; body: { status: "queued" | "running"; request_id: string; entity_id: string; next: string } };
+export type SyncAnswer = { status: 200; body: SyncAnswered } | { status: 202; body: SyncPending };
+
+/** The imported page as answered: the stored result and the attempt that imported it. */
+const answered = (row: { result: unknown; attempt: number; retryOf: string | null }): SyncAnswered => ({
+  ...(row.result as SyncResult),
+  ...attemptOf(row),
+});
 
 export const statusPath = (requestId: string) => `/api/meetingnotes/sync/${encodeURIComponent(requestId)}`;
 
@@ -57,22 +64,15 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
   // The api_key is not part of the request's identity: a retry with a rotated key is the same import.
   const hash = syncRequestHash(params);
 
-  interface Written {
-    id: string;
-    status: string;
-    result: unknown;
-    /** What this request changed: a new sync, a failed one reset for a retry, or nothing. */
-    change: "inserted" | "reset" | "none";
-  }
   const { row } = await submit<Written>({
     write: async () => {
       const created = await deps.db.$queryRaw<{ id: string }[]>`
         INSERT INTO note_syncs (id, user_id, entity_id, request_id, request_hash, params)
         VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${requestId}, ${hash}, ${JSON.stringify(params)}::jsonb)
-        ON CONFLICT (user_id, request_id) DO NOTHING
+        ON CONFLICT (user_id, request_id, attempt) DO NOTHING
         RETURNING id`;
-      if (created[0]) return { row: { id: created[0].id, status: "queued", result: null, change: "inserted" }, created: true };
-      const existing = await deps.db.noteSync.findUnique({ where: { userId_requestId: { userId, requestId } } });
+      if (created[0]) return { row: queuedAttempt(created[0].id, 1, null), created: true };
+      const existing = await newestAttempt(deps.db, userId, requestId);
       if (!existing) throw new Error("note sync vanished after a conflicting insert");
       if (existing.requestHash !== hash) {
         throw new AppError(
@@ -86,33 +86,62 @@ export async function startSync(deps: SyncDeps, userId: string, input: SyncInput
         });
       }
       if (existing.status === "failed") {
-        // A failed import may be retried under the same request_id; one retry wins the reset.
-        const reset = await deps.db.noteSync.updateMany({
-          where: { id: existing.id, status: "failed" },
-          data: { status: "queued", error: null, errorCode: null, retryAfterSeconds: null, finishedAt: null },
-        });
-        if (reset.count === 1) return { row: { id: existing.id, status: "queued", result: null, change: "reset" }, created: true };
+        // A failed import is final; the retry imports the page again as the next attempt, which
+        // starts the page over (the failed attempt stored nothing of it). Of concurrent retries,
+        // one creates that attempt; the others answer it.
+        const retry = await deps.db.$queryRaw<{ id: string }[]>`
+          INSERT INTO note_syncs (id, user_id, entity_id, request_id, request_hash, params, attempt, retry_of)
+          SELECT gen_random_uuid(), user_id, entity_id, request_id, request_hash, params, attempt + 1, id
+          FROM note_syncs WHERE id = ${existing.id}::uuid AND status = 'failed'
+          ON CONFLICT (user_id, request_id, attempt) DO NOTHING
+          RETURNING id`;
+        if (retry[0]) return { row: queuedAttempt(retry[0].id, existing.attempt + 1, existing.id), created: true };
+        const newest = await newestAttempt(deps.db, userId, requestId);
+        if (newest) return { row: newest, created: false };
       }
-      return { row: { id: existing.id, status: existing.status, result: existing.result, change: "none" }, created: false };
+      return { row: existing, created: false };
     },
     // The provider key travels sealed in the job, never in the row.
     enqueue: (sync) =>
       deps.queues.enqueue(
         "notes.sync.v1",
         { syncId: sync.id, credential: box.seal(input.api_key, sync.id) },
-        { jobId: notesJobId(userId, requestId) },
+        { jobId: notesJobId(userId, requestId, sync.attempt) },
       ),
-    // The queue refused (Redis down): a sync this request created is removed again; one it reset is
-    // marked failed again, so the same request_id can be retried.
-    undo: (sync) =>
-      sync.change === "inserted"
-        ? deps.db.noteSync.deleteMany({ where: { id: sync.id, status: "queued" } })
-        : deps.db.noteSync.updateMany({ where: { id: sync.id, status: "queued" }, data: { status: "failed" } }),
+    // The queue refused (Redis down): the attempt this request created is removed again (a failed
+    // attempt it retried was never changed), so the same request_id can be retried.
+    undo: (sync) => deps.db.noteSync.deleteMany({ where: { id: sync.id, status: "queued" } }),
     // queued/running: queue again under the same job id, a no-op while the job exists.
     requeueOnReplay: (sync) => isLive(sync.status),
   });
-  if (row.status === "completed") return { status: 200, body: row.result as SyncResult };
+  if (row.status === "completed") return { status: 200, body: answered(row) };
   return waitForSync(deps, row.id, requestId, entity.id);
+}
+
+/** What a submit of a sync writes and replays: the attempt the request_id names. */
+interface Written {
+  id: string;
+  status: string;
+  result: unknown;
+  attempt: number;
+  retryOf: string | null;
+}
+
+const queuedAttempt = (id: string, attempt: number, retryOf: string | null): Written => ({
+  id,
+  status: "queued",
+  result: null,
+  attempt,
+  retryOf,
+});
+
+/** The caller's newest attempt of a request_id. */
+async function newestAttempt(db: AppDeps["db"], userId: string, requestId: string): Promise<(Written & { requestHash: string }) | null> {
+  return db.noteSync.findFirst({
+    where: { userId, requestId },
+    orderBy: { attempt: "desc" },
+    select: { id: true, status: true, result: true, attempt: true, retryOf: true, requestHash: true },
+  });
 }
 
 /**
@@ -142,7 +171,7 @@ async function waitForSync(deps: SyncDeps, syncId: string, requestId: string, en
       clearTimeout(timer);
       row = await readSync(deps, syncId);
     }
-    if (row.status === "completed") return { status: 200, body: row.result as unknown as SyncResult };
+    if (row.status === "completed") return { status: 200, body: answered(row) };
     if (row.status === "failed") throw storedFailure(row);
     if (row.status === "cancelled") {
       throw new AppError("conflict", "This meeting-note import was cancelled.", { extra: { status: "cancelled" } });
@@ -153,6 +182,7 @@ async function waitForSync(deps: SyncDeps, syncId: string, requestId: string, en
         status: row.status === "running" ? "running" : "queued",
         request_id: requestId,
         entity_id: entityId,
+        ...attemptOf(row),
         next: statusPath(requestId),
       },
     };
@@ -164,16 +194,16 @@ async function waitForSync(deps: SyncDeps, syncId: string, requestId: string, en
 async function readSync(deps: SyncDeps, syncId: string) {
   const row = await deps.db.noteSync.findUnique({
     where: { id: syncId },
-    select: { status: true, result: true, error: true, errorCode: true, retryAfterSeconds: true },
+    select: { status: true, result: true, error: true, errorCode: true, retryAfterSeconds: true, attempt: true, retryOf: true },
   });
   if (!row) throw notFound("Meeting-note sync");
   return row;
 }
 
 /**
- * The sync a request id names for the caller: the caller's own, else the newest one with that
- * request id into an entity of a workspace the caller is a member of (whoever started it), with
- * that workspace; 404 when there is none.
+ * The sync a request id names for the caller: the caller's own newest attempt, else the newest one
+ * with that request id into an entity of a workspace the caller is a member of (whoever started
+ * it), with that workspace; 404 when there is none.
  */
 async function visibleSync(db: AppDeps["db"], userId: string, requestId: string): Promise<{ row: NoteSync; workspaceId: string }> {
   const found = await db.$queryRaw<{ id: string; workspace_id: string }[]>`
@@ -181,7 +211,8 @@ async function visibleSync(db: AppDeps["db"], userId: string, requestId: string)
     JOIN entities e ON e.id = s.entity_id
     JOIN ${activeMembershipsOf(userId)} m ON m.workspace_id = e.workspace_id
     WHERE s.request_id = ${requestId}
-    ORDER BY s.user_id = ${userId}::uuid DESC, s.created_at DESC, s.id
+    ORDER BY s.user_id = ${userId}::uuid DESC, CASE WHEN s.user_id = ${userId}::uuid THEN s.attempt END DESC NULLS LAST,
+      s.created_at DESC, s.attempt DESC, s.id
     LIMIT 1`;
   const row = found[0] ? await db.noteSync.findUnique({ where: { id: found[0].id } }) : null;
   if (!found[0] || !row) throw notFound("Meeting-note sync");
@@ -202,7 +233,7 @@ export async function cancelSync(deps: SyncDeps, userId: string, requestId: stri
   assertCancelled("note_sync", outcome);
   if (outcome.changed) {
     // The queue job is named after the user who started the sync, not the caller.
-    await removeQueuedEntry(deps.queues.get("notes-sync"), notesJobId(row.userId, requestId));
+    await removeQueuedEntry(deps.queues.get("notes-sync"), notesJobId(row.userId, requestId, row.attempt));
     await jobEnded(deps, { kind: "note_sync", id: row.id, status: "cancelled", data: { entity_id: row.entityId, request_id: requestId } });
   }
   return describeSync(await deps.db.noteSync.findUniqueOrThrow({ where: { id: row.id } }));
@@ -215,9 +246,9 @@ export async function syncStatus(deps: Pick<AppDeps, "db">, userId: string, requ
 
 function describeSync(row: NoteSync) {
   const { requestId } = row;
-  if (row.status === "completed") return row.result as unknown as SyncResult;
+  if (row.status === "completed") return answered(row);
   if (row.status === "cancelled") {
-    return { status: "cancelled" as const, request_id: requestId, entity_id: row.entityId };
+    return { status: "cancelled" as const, request_id: requestId, entity_id: row.entityId, ...attemptOf(row) };
   }
   if (row.status === "failed") {
     const failure = storedFailure(row);
@@ -225,6 +256,7 @@ function describeSync(row: NoteSync) {
       status: "failed" as const,
       request_id: requestId,
       entity_id: row.entityId,
+      ...attemptOf(row),
       error: { code: failure.code, detail: failure.message },
     };
   }
@@ -232,6 +264,7 @@ function describeSync(row: NoteSync) {
     status: row.status === "running" ? ("running" as const) : ("queued" as const),
     request_id: requestId,
     entity_id: row.entityId,
+    ...attemptOf(row),
     next: statusPath(requestId),
   };
 }

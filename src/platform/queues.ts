@@ -45,8 +45,8 @@ export const jobCatalog = {
   "sweep.run.v1": {
     queue: "enrichment",
     // An evidence capture run (POST /api/sweeps/run): enrichment of an entity's newly stored originals.
-    // The run's row keeps its state; the job is removed when it ends, so a failed run retried under
-    // the same key can be queued again under the same job id.
+    // The run's row keeps its state; the job is removed when it ends. A retry of a failed run under its
+    // key is a new run (the key's next attempt) with its own job id.
     schema: z.object({ runId: z.uuid() }),
     options: { ...retry(5, 1000), removeOnComplete: true, removeOnFail: true },
   },

@@ -1,14 +1,19 @@
+import { attemptOf } from "../jobs/attempts.js";
 import { jobIds } from "../jobs/ids.js";
 import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { isLive } from "../jobs/states.js";
+import { submit } from "../jobs/submit.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
 import { activeWorkspaceOf, isUuid, requireWriter, writableEntityForUser } from "../workspaces/access.js";
 import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepStatistics, type SweepStatus } from "./schemas.js";
 
 /**
- * The web side of evidence capture: record the run (unique per caller and idempotency key),
- * queue one `sweep.run.v1` job for it, wait briefly, and answer the run. The same key for the
- * same entity answers the same run (a failed one is run again); for another entity it is a 409.
+ * The web side of evidence capture: record the run (unique per caller, idempotency key and
+ * attempt), queue one `sweep.run.v1` job for it, wait briefly, and answer the run. The same key
+ * for the same entity answers its newest attempt; for another entity it is a 409. A failed run
+ * stays failed: the same key retries it as a new attempt (src/jobs/attempts.ts) that continues
+ * from the failed one's cutoff, cursor and statistics.
  */
 export type SweepDeps = Pick<AppDeps, "db" | "queues" | "config" | "pubsub" | "redis" | "logger" | "reads">;
 
@@ -18,6 +23,8 @@ interface SweepRow {
   idempotencyKey: string;
   status: string;
   attempts: number;
+  attempt: number;
+  retryOf: string | null;
   cutoff: Date;
   statistics: unknown;
   error: string | null;
@@ -38,6 +45,7 @@ export function toSweepRecord(row: SweepRow): SweepRunRecord {
     error: row.error,
     cutoff: row.cutoff.toISOString(),
     attempts: row.attempts,
+    ...attemptOf(row),
     created_at: row.createdAt.toISOString(),
     started_at: row.startedAt?.toISOString() ?? null,
     finished_at: row.finishedAt?.toISOString() ?? null,
@@ -54,55 +62,56 @@ export async function startSweep(
   input: RunSweepInput,
 ): Promise<{ finished: boolean; body: SweepRunRecord }> {
   const entity = await writableEntityForUser(deps.db, userId, input.entity_id, "capture evidence");
-  const created = await deps.db.$queryRaw<{ id: string }[]>`
-    INSERT INTO sweep_runs (id, user_id, entity_id, idempotency_key, cutoff, statistics)
-    VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${input.idempotency_key}, clock_timestamp(),
-      ${JSON.stringify(emptyStatistics())}::jsonb)
-    ON CONFLICT (user_id, idempotency_key) DO NOTHING
-    RETURNING id`;
-
-  let runId: string;
-  let enqueue = true;
-  if (created[0]) {
-    runId = created[0].id;
-  } else {
-    const existing = await deps.db.sweepRun.findUnique({
-      where: { userId_idempotencyKey: { userId, idempotencyKey: input.idempotency_key } },
-    });
-    if (!existing) throw new Error("sweep run vanished after a conflicting insert");
-    if (existing.entityId !== entity.id) {
-      throw new AppError(
-        "idempotency_conflict",
-        "This idempotency_key was already used for another entity's evidence capture; send a new key.",
-      );
-    }
-    runId = existing.id;
-    // Completed and cancelled are final: the same key answers the run as it ended.
-    if (existing.status === "completed" || existing.status === "cancelled") return { finished: true, body: toSweepRecord(existing) };
-    if (existing.status === "failed") {
-      // A failed run may be run again under the same key; one retry wins the reset. It keeps its
-      // cutoff, cursor and statistics, so it continues where it stopped.
-      const reset = await deps.db.sweepRun.updateMany({
-        where: { id: runId, status: "failed" },
-        data: { status: "queued", error: null, finishedAt: null },
-      });
-      enqueue = reset.count === 1;
-    }
+  const key = input.idempotency_key;
+  const { row } = await submit<{ id: string; status: string }>({
+    write: async () => {
+      const created = await deps.db.$queryRaw<{ id: string }[]>`
+        INSERT INTO sweep_runs (id, user_id, entity_id, idempotency_key, cutoff, statistics)
+        VALUES (gen_random_uuid(), ${userId}::uuid, ${entity.id}::uuid, ${key}, clock_timestamp(),
+          ${JSON.stringify(emptyStatistics())}::jsonb)
+        ON CONFLICT (user_id, idempotency_key, attempt) DO NOTHING
+        RETURNING id`;
+      if (created[0]) return { row: { id: created[0].id, status: "queued" }, created: true };
+      const existing = await newestAttempt(deps.db, userId, key);
+      if (!existing) throw new Error("sweep run vanished after a conflicting insert");
+      if (existing.entityId !== entity.id) {
+        throw new AppError(
+          "idempotency_conflict",
+          "This idempotency_key was already used for another entity's evidence capture; send a new key.",
+        );
+      }
+      if (existing.status !== "failed") return { row: existing, created: false };
+      // A failed run is final; the retry is the next attempt, which starts from the failed one's
+      // cutoff, cursor and statistics, so it continues where that one stopped. Of concurrent
+      // retries, one creates that attempt; the others answer it.
+      const retry = await deps.db.$queryRaw<{ id: string }[]>`
+        INSERT INTO sweep_runs (id, user_id, entity_id, idempotency_key, cutoff, cursor_created_at, cursor_id, statistics,
+          attempt, retry_of)
+        SELECT gen_random_uuid(), user_id, entity_id, idempotency_key, cutoff, cursor_created_at, cursor_id, statistics,
+          attempt + 1, id
+        FROM sweep_runs WHERE id = ${existing.id}::uuid AND status = 'failed'
+        ON CONFLICT (user_id, idempotency_key, attempt) DO NOTHING
+        RETURNING id`;
+      if (retry[0]) return { row: { id: retry[0].id, status: "queued" }, created: true };
+      return { row: (await newestAttempt(deps.db, userId, key)) ?? existing, created: false };
+    },
+    enqueue: (run) => deps.queues.enqueue("sweep.run.v1", { runId: run.id }, { jobId: jobIds.sweep(run.id) }),
+    // The queue refused (Redis down): the attempt this request created is removed again, so nothing
+    // is left half-created (a failed attempt it retried was never changed) and the same key can be retried.
+    undo: (run) => deps.db.sweepRun.deleteMany({ where: { id: run.id, status: "queued" } }),
     // queued/running: queue again under the same job id, a no-op while the queue holds the job.
-  }
+    requeueOnReplay: (run) => isLive(run.status),
+  });
+  return waitForSweep(deps, row.id);
+}
 
-  if (enqueue) {
-    try {
-      await deps.queues.enqueue("sweep.run.v1", { runId }, { jobId: jobIds.sweep(runId) });
-    } catch (err) {
-      // The queue refused (Redis down): a run this request created is removed again, so nothing is
-      // left half-created; one it reset is marked failed again, so the same key can be retried.
-      if (created[0]) await deps.db.sweepRun.deleteMany({ where: { id: runId, status: "queued" } });
-      else await deps.db.sweepRun.updateMany({ where: { id: runId, status: "queued" }, data: { status: "failed" } });
-      throw err;
-    }
-  }
-  return waitForSweep(deps, runId);
+/** The caller's newest attempt of a key. */
+function newestAttempt(db: AppDeps["db"], userId: string, idempotencyKey: string) {
+  return db.sweepRun.findFirst({
+    where: { userId, idempotencyKey },
+    orderBy: { attempt: "desc" },
+    select: { id: true, status: true, entityId: true },
+  });
 }
 
 /**

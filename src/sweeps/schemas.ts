@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { IDEMPOTENCY_KEY_PATTERN } from "../collection/schemas.js";
+import { AttemptFields } from "../jobs/attempts.js";
 import { pathId } from "../platform/validation.js";
 
 /**
@@ -7,7 +8,8 @@ import { pathId } from "../platform/validation.js";
  * entity's newly stored originals, as one run per caller and idempotency key.
  *
  * Glossary:
- * - run: one capture, identified by (caller, idempotency_key).
+ * - run: one capture, identified by (caller, idempotency_key); a retry of a failed run is a new
+ *   run, the key's next attempt (`attempt`, `retry_of`), and the key answers its newest attempt.
  * - the run's originals: the entity's originals stored up to the run's creation (`cutoff`) that
  *   were not yet enriched with the current embedding model then, and those stored with
  *   `collection_run_id` equal to the run's key.
@@ -57,7 +59,8 @@ export const SweepRunRecord = z.object({
   statistics: SweepStatistics,
   error: z.string().nullable(),
   cutoff: z.string(),
-  attempts: z.number().int(),
+  attempts: z.number().int().describe("How many times a worker has taken up this run"),
+  ...AttemptFields,
   created_at: z.string(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requeueJob } from "../../src/collection/requeue.js";
 import { commandFromBody, derivedUuid, requestHash } from "../../src/collection/service.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -101,5 +102,27 @@ describe("POST /agent/v1/ingest/collection/jobs while Redis is down", () => {
     expect(queued.status).toBe(503);
     // Nothing was deleted: the row predates this request.
     expect(await h.deps.db.collectionJob.count({ where: { idempotencyKey: "outage-queued-01" } })).toBe(1);
+  });
+
+  it("an operator's retry of a failed job that the queue refuses leaves no new attempt and the failed job as it was", async () => {
+    const entity = await newEntity(h, token, { name: "Retryco" });
+    const user = await h.deps.db.user.findUniqueOrThrow({ where: { sub: "redis-down-user" } });
+    const failed = await h.deps.db.collectionJob.create({
+      data: {
+        userId: user.id,
+        entityId: entity.id,
+        idempotencyKey: "failed-before-outage",
+        requestHash: "x",
+        queueJobId: deriveJobId("collection", user.id, "failed-before-outage"),
+        objective: "Failed before the outage",
+        platforms: ["reddit"],
+        status: "failed",
+        error: "boom",
+        attempts: 5,
+        finishedAt: new Date(),
+      },
+    });
+    await expect(requeueJob(h.deps, failed.id)).rejects.toThrow(/job queue is unavailable/);
+    expect(await h.deps.db.collectionJob.findMany({ where: { idempotencyKey: "failed-before-outage" } })).toEqual([failed]);
   });
 });

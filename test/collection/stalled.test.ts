@@ -88,7 +88,13 @@ describe("a job whose queue entry vanished", () => {
     expect(done).toMatchObject({ status: "completed", coverage: { hackernews: "exhaustive" } });
     expect(done.counts.stored).toBeGreaterThan(0);
 
-    expect(await runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).toMatch(/is completed; nothing to requeue/);
+    // Completed is final: the operator's requeue is refused and changes nothing.
+    const finished = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
+    expect(await runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).toBe(
+      `collection job ${created.body.job_id} is completed, which is final; nothing to requeue (create a new job to collect again)`,
+    );
+    expect(await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } })).toEqual(finished);
+    expect(await h.deps.db.collectionJob.count({ where: { retryOf: created.body.job_id } })).toBe(0);
   });
 
   it("requeue-job refuses a job the queue still holds and unknown ids", async () => {
@@ -104,24 +110,89 @@ describe("a job whose queue entry vanished", () => {
     await expect(runAdminCommand(h.deps, ["requeue-job", "00000000-0000-4000-8000-000000000000"])).rejects.toThrow(/no collection job/);
   });
 
-  it("re-runs a failed job's failed platforms with requeue-job", async () => {
+  it("retries a failed job with requeue-job as a new job (attempt 2, retry_of); the failed job stays failed", async () => {
     const entity = await newEntity(h, token, { name: "Failco" });
-    const created = await createJob(h, token, {
+    const key = "failco-key-0001";
+    const request = {
       entity_id: entity.id,
       objective: "A job that failed",
-      platforms: ["hackernews"],
+      platforms: ["hackernews", "twitter"],
       collection_only: true,
-    });
+      idempotency_key: key,
+    };
+    const created = await createJob(h, token, request);
     const done = await pollJob(h, token, created.body.job_id);
-    expect(done.status).toBe("completed");
-    // Simulate a job that ended failed (its platform failed after every attempt).
+    expect(done).toMatchObject({ status: "completed", attempt: 1, retry_of: null });
+    // Simulate a job that ended failed (its hackernews platform failed after every attempt), created 10 days ago.
     await h.deps.db.$executeRaw`
-      UPDATE collection_jobs SET status = 'failed', error = 'boom',
+      UPDATE collection_jobs SET status = 'failed', error = 'boom', created_at = created_at - interval '10 days',
         progress = jsonb_set(progress, '{hackernews,status}', '"failed"')
       WHERE id = ${created.body.job_id}::uuid`;
-    expect(await runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).toBe(`collection job ${created.body.job_id} requeued`);
-    const again = await pollJob(h, token, created.body.job_id);
-    expect(again).toMatchObject({ status: "completed", attempts: 2, errors: [] });
+    const failed = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
+    const hnCalls = hn.requests.length;
+
+    const answer = await runAdminCommand(h.deps, ["requeue-job", failed.id]);
+    const retry = await h.deps.db.collectionJob.findFirstOrThrow({ where: { retryOf: failed.id } });
+    expect(answer).toBe(
+      `collection job ${failed.id} is failed, which is final; started collection job ${retry.id} to retry it (retry_of ${failed.id})`,
+    );
+    expect(retry).toMatchObject({
+      userId: failed.userId,
+      entityId: failed.entityId,
+      idempotencyKey: key,
+      requestHash: failed.requestHash,
+      objective: failed.objective,
+      platforms: failed.platforms,
+      collectionOnly: true,
+      attempt: 2,
+      retryOf: failed.id,
+    });
+    expect(retry.id).not.toBe(failed.id);
+    expect(retry.queueJobId).not.toBe(failed.queueJobId);
+
+    const again = await pollJob(h, token, retry.id);
+    expect(again).toMatchObject({ status: "completed", attempt: 2, retry_of: failed.id, attempts: 1 });
+    expect(again.errors.map((e) => e.platform)).toEqual(["twitter"]);
+    // Only the reopened platform ran again (twitter had settled: blocked), from its cursor, in the first attempt's window.
+    expect(again.progress.twitter).toMatchObject({ status: "blocked" });
+    const search = hn.requests.slice(hnCalls).find((r) => r.path === "/api/v1/search");
+    const windowStart = Math.floor((failed.createdAt.getTime() - 90 * 86_400_000) / 1000);
+    expect(search?.query.get("numericFilters")).toBe(`created_at_i>=${windowStart}`);
+
+    // The failed job is exactly as it ended, and its key's create answers the new attempt.
+    expect(await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: failed.id } })).toEqual(failed);
+    expect((await get(failed.id)).body).toMatchObject({ status: "failed", attempt: 1, retry_of: null });
+    const replay = await createJob(h, token, request);
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ job_id: retry.id, status: "completed" });
+
+    // Requeueing the failed job again names the attempt already made; the completed retry is final.
+    expect(await runAdminCommand(h.deps, ["requeue-job", failed.id])).toBe(
+      `collection job ${failed.id} is failed, which is final; it was already retried as collection job ${retry.id} (attempt 2, completed)`,
+    );
+    expect(await runAdminCommand(h.deps, ["requeue-job", retry.id])).toMatch(/is completed, which is final; nothing to requeue/);
+    expect(await h.deps.db.collectionJob.count({ where: { idempotencyKey: key } })).toBe(2);
+  });
+
+  it("two concurrent requeues of one failed job start one new attempt", async () => {
+    const entity = await newEntity(h, token, { name: "Twiceco" });
+    const created = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "A job failed twice over",
+      platforms: ["twitter"],
+      collection_only: true,
+    });
+    await pollJob(h, token, created.body.job_id);
+    await h.deps.db.$executeRaw`UPDATE collection_jobs SET status = 'failed', error = 'boom' WHERE id = ${created.body.job_id}::uuid`;
+    const failed = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
+
+    const answers = await Promise.all([1, 2, 3].map(() => runAdminCommand(h.deps, ["requeue-job", failed.id])));
+    const attempts = await h.deps.db.collectionJob.findMany({ where: { retryOf: failed.id } });
+    expect(attempts).toHaveLength(1);
+    expect(answers.filter((a) => a.includes(`started collection job ${attempts[0]?.id}`))).toHaveLength(1);
+    expect(answers.filter((a) => a.includes(`already retried as collection job ${attempts[0]?.id}`))).toHaveLength(2);
+    expect(await pollJob(h, token, attempts[0]?.id as string)).toMatchObject({ status: "completed", attempt: 2 });
+    expect(await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: failed.id } })).toEqual(failed);
   });
 
   it("a queue entry delivered before its row exists waits for the row and then runs it", async () => {

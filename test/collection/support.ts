@@ -40,6 +40,8 @@ export interface JobStatus {
   analysis_id: string;
   next: string;
   attempts: number;
+  attempt: number;
+  retry_of: string | null;
 }
 
 /** Polls the status route until `done` holds (bounded deadline, no fixed sleeps). */

@@ -72,7 +72,7 @@ describe("cancelling a meeting-note sync", { timeout: 30_000 }, () => {
     const startedAt = Date.now();
     const res = await cancel(token, requestId);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ status: "cancelled", request_id: requestId, entity_id: entityId });
+    expect(res.body).toEqual({ status: "cancelled", request_id: requestId, entity_id: entityId, attempt: 1, retry_of: null });
     await until(async () => (await syncRow(requestId)).status === "cancelled");
     expect(Date.now() - startedAt).toBeLessThan(2000);
     const end = await tracker.endOf(notesJobId(row.userId, requestId), 5000);
@@ -87,7 +87,7 @@ describe("cancelling a meeting-note sync", { timeout: 30_000 }, () => {
     expect(provider.requests.length).toBe(requestsAtEnd);
 
     const status = await h.http.get(`/api/meetingnotes/sync/${requestId}`).set(bearer(token));
-    expect(status.body).toEqual({ status: "cancelled", request_id: requestId, entity_id: entityId });
+    expect(status.body).toEqual({ status: "cancelled", request_id: requestId, entity_id: entityId, attempt: 1, retry_of: null });
     const replay = await sync(token, { entity_id: entityId, request_id: requestId });
     expectEndedConflict(replay, "cancelled");
     expect((await syncRow(requestId)).status).toBe("cancelled");

@@ -98,13 +98,29 @@ describe("job ends reach the workspace's webhooks", { timeout: 90_000 }, () => {
     await awaitType("analysis.cancelled", analysis.id);
 
     // A meeting-note sync fails: the provider refuses the key.
+    const requestId = randomId("hooks-sync-");
     const refused = await h.http
       .post("/api/meetingnotes/sync")
       .set(bearer(ctx.token))
-      .send({ api_key: "grn_wrong-key-0000000000000000", entity_id: ctx.entityId, max_notes: 5 });
+      .send({ api_key: "grn_wrong-key-0000000000000000", entity_id: ctx.entityId, max_notes: 5, request_id: requestId });
     expect(refused.status).toBe(502);
     const failedSync = await awaitType("note_sync.failed");
-    expect(failedSync.data).toMatchObject({ kind: "note_sync", status: "failed", entity_id: ctx.entityId });
+    expect(failedSync.data).toMatchObject({ kind: "note_sync", status: "failed", entity_id: ctx.entityId, attempt: 1, retry_of: null });
+
+    // Retried under the same request_id: a new attempt, which ends with its own id; the failed sync's end is not announced again.
+    const retried = await h.http
+      .post("/api/meetingnotes/sync")
+      .set(bearer(ctx.token))
+      .send({ api_key: API_KEY, entity_id: ctx.entityId, max_notes: 5, request_id: requestId });
+    expect([200, 202]).toContain(retried.status);
+    const completedSync = await awaitType("note_sync.completed");
+    expect(completedSync.data).toMatchObject({ kind: "note_sync", status: "completed", attempt: 2, retry_of: failedSync.data.id });
+    expect(completedSync.data.id).not.toBe(failedSync.data.id);
+    expect(
+      messages()
+        .filter((m) => m.data.id === failedSync.data.id)
+        .map((m) => m.type),
+    ).toEqual(["note_sync.failed"]);
 
     // One delivery per event: the same webhook-id is never used twice for different messages.
     const ids = receiver.received.map((r) => r.headers["webhook-id"]);

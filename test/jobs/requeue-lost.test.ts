@@ -15,8 +15,8 @@ import { onboardCompany } from "../runs/helpers.js";
  * Redis loses every queue entry (a flush, a failover without persistence) while one job of each
  * kind is queued. `requeue-lost` gives each its entry back under the same job id (a second run
  * adds nothing), and the workers then finish them. A meeting-note sync cannot be re-enqueued (its
- * provider key lived only in the lost entry): it is failed with a reason and the caller's retry
- * under the same request_id imports the page.
+ * provider key lived only in the lost entry): it is failed with a reason (for good) and the caller's
+ * retry under the same request_id imports the page as a new attempt.
  */
 const API_KEY = `grn_${randomUUID().replaceAll("-", "")}`;
 let h: Harness;
@@ -125,15 +125,21 @@ describe("requeue-lost after Redis lost its queues", { timeout: 90_000 }, () => 
     }, 60_000);
     expect(finishedRun.analysis_id).toEqual(expect.any(String));
 
-    // The caller's retry under the same request_id imports the page.
+    // The caller's retry under the same request_id imports the page as a new attempt; the lost one stays failed.
     const retried = await h.http
       .post("/api/meetingnotes/sync")
       .set(bearer(token))
       .send({ api_key: API_KEY, entity_id: entityId, max_notes: 5, request_id: requestId });
     expect([200, 202]).toContain(retried.status);
-    await until(async () => {
+    const imported = await until(async () => {
       const res = await h.http.get(`/api/meetingnotes/sync/${requestId}`).set(bearer(token));
       return res.body.status === "completed" ? res.body : undefined;
     }, 20_000);
+    expect(imported).toMatchObject({ attempt: 2, retry_of: expect.any(String) });
+    const syncs = await h.deps.db.noteSync.findMany({ where: { requestId }, orderBy: { attempt: "asc" } });
+    expect(syncs.map((s) => [s.attempt, s.status, s.errorCode])).toEqual([
+      [1, "failed", "service_unavailable"],
+      [2, "completed", null],
+    ]);
   });
 });

@@ -51,10 +51,10 @@ describe("meeting-note provider failures", () => {
     const status = await h.http.get(`/api/meetingnotes/sync/${requestId}`).set("Authorization", `Bearer ${token}`);
     expect(status.body).toMatchObject({ status: "failed", error: { code: "provider_unauthorized" } });
 
-    // A failed import may be retried under the same request_id.
+    // A failed import may be retried under the same request_id: a new attempt (the failed one stays failed).
     const retry = await sync(token, { entity_id: entityId, request_id: requestId });
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
-    expect(retry.body.imported).toBe(3);
+    expect(retry.body).toMatchObject({ imported: 3, attempt: 2, retry_of: expect.any(String) });
   });
 
   it("a provider 500 is retried, then answered 502 upstream_error with nothing stored", async () => {

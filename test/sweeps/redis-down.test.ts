@@ -31,4 +31,26 @@ describe("POST /api/sweeps/run while Redis is down", () => {
       expect(await h.deps.db.sweepRun.count()).toBe(0);
     }
   });
+
+  it("a retry of a failed run that the queue refuses leaves no new attempt and the failed run as it was", async () => {
+    const entity = await createEntityFor(h, token, { name: "Retryco" });
+    const user = await h.deps.db.user.findFirstOrThrow({ where: { memberships: { some: { workspaceId: entity.workspace_id } } } });
+    const failed = await h.deps.db.sweepRun.create({
+      data: {
+        userId: user.id,
+        entityId: entity.id,
+        idempotencyKey: "capture-failed-key",
+        status: "failed",
+        error: "gave up",
+        cutoff: new Date(),
+        finishedAt: new Date(),
+      },
+    });
+    const res = await h.http
+      .post("/api/sweeps/run")
+      .set(bearer(token))
+      .send({ entity_id: entity.id, idempotency_key: "capture-failed-key" });
+    expect(res.status).toBe(503);
+    expect(await h.deps.db.sweepRun.findMany({ where: { idempotencyKey: "capture-failed-key" } })).toEqual([failed]);
+  });
 });

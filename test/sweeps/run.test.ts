@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedder } from "../../src/embed/provider.js";
 import { enrichContent } from "../../src/enrichment/service.js";
+import { jobIds } from "../../src/jobs/ids.js";
 import { sweepProcessor } from "../../workers/sweeps.js";
 import { until } from "../collection/support.js";
 import { bearer, createEntityFor, createKeyFor } from "../helpers/evidence.js";
@@ -149,31 +150,90 @@ describe("POST /api/sweeps/run", () => {
     }
   });
 
-  it("runs a failed run again under the same key", async () => {
+  it("retries a failed run under its key as a new attempt that continues from its cursor; the failed run stays failed", async () => {
     const entity = await createEntityFor(h, token, { name: "Capture Three" });
     await ingest(entity.id, 1, "retry");
     const first = await sweep({ entity_id: entity.id, idempotency_key: "capture-three-key" });
     expect(first.status).toBe(202);
-    await h.deps.db.sweepRun.update({
-      where: { id: first.body.run_id },
-      data: { status: "failed", error: "the embeddings provider was down" },
+    expect(first.body).toMatchObject({ attempt: 1, retry_of: null });
+    // The run enriched its first original, saved its cursor and statistics, then failed for good.
+    const [done, rest] = await h.deps.db.content.findMany({
+      where: { entityId: entity.id },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      select: { id: true, createdAt: true },
     });
-    const failed = await h.http.get(first.body.next).set(bearer(token));
-    expect(failed.body).toMatchObject({ status: "failed", error: "the embeddings provider was down" });
+    await enrichContent(h.deps.db, createEmbedder(h.config), [done?.id as string]);
+    const failed = await h.deps.db.sweepRun.update({
+      where: { id: first.body.run_id },
+      data: {
+        status: "failed",
+        error: "the embeddings provider was down",
+        attempts: 5,
+        startedAt: new Date(),
+        finishedAt: new Date(),
+        cursorCreatedAt: done?.createdAt,
+        cursorId: done?.id,
+        statistics: { originals: 2, enriched: 1, already_enriched: 0, missing: 0, opinion_units_inserted: 0, remaining: null },
+      },
+    });
+    const failedAnswer = await h.http.get(first.body.next).set(bearer(token));
+    expect(failedAnswer.body).toMatchObject({ status: "failed", error: "the embeddings provider was down", attempt: 1 });
 
     const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
     try {
       const retried = await sweep({ entity_id: entity.id, idempotency_key: "capture-three-key" });
       expect(retried.status, JSON.stringify(retried.body)).toBe(200);
       expect(retried.body).toMatchObject({
-        run_id: first.body.run_id,
         status: "completed",
         error: null,
-        statistics: { originals: 2, enriched: 2 },
+        attempt: 2,
+        retry_of: first.body.run_id,
+        attempts: 1,
+        cutoff: first.body.cutoff,
+        // It continued after the cursor: the first original is not enriched again.
+        statistics: { originals: 2, enriched: 2, remaining: 0 },
       });
+      expect(retried.body.run_id).not.toBe(first.body.run_id);
+      expect((await enrichedState([rest?.id as string]))[0]?.enrichedAt).toBeInstanceOf(Date);
+
+      // The failed run is exactly as it ended (its stale queue entry ran and changed nothing).
+      await until(async () => ((await h.deps.queues.get("enrichment").getJob(jobIds.sweep(failed.id))) ? undefined : true));
+      expect(await h.deps.db.sweepRun.findUniqueOrThrow({ where: { id: failed.id } })).toEqual(failed);
+      expect((await h.http.get(first.body.next).set(bearer(token))).body).toEqual(failedAnswer.body);
+      // The key answers its newest attempt.
+      const replay = await sweep({ entity_id: entity.id, idempotency_key: "capture-three-key" });
+      expect(replay.body).toEqual(retried.body);
+      expect(await h.deps.db.sweepRun.count({ where: { idempotencyKey: "capture-three-key" } })).toBe(2);
     } finally {
       await workers.close();
     }
+  });
+
+  it("two concurrent retries of a failed run make one new attempt", async () => {
+    const entity = await createEntityFor(h, token, { name: "Capture Six" });
+    const first = await sweep({ entity_id: entity.id, idempotency_key: "capture-six-key" });
+    expect(first.status).toBe(202);
+    const failed = await h.deps.db.sweepRun.update({
+      where: { id: first.body.run_id },
+      data: { status: "failed", error: "gave up", finishedAt: new Date() },
+    });
+    const answers = await Promise.all([1, 2, 3].map(() => sweep({ entity_id: entity.id, idempotency_key: "capture-six-key" })));
+    const ids = new Set(answers.map((a) => a.body.run_id));
+    expect(ids.size).toBe(1);
+    expect(ids.has(failed.id)).toBe(false);
+    for (const a of answers) expect(a.body).toMatchObject({ attempt: 2, retry_of: failed.id });
+    const rows = await h.deps.db.sweepRun.findMany({ where: { idempotencyKey: "capture-six-key" }, orderBy: { attempt: "asc" } });
+    expect(rows.map((r) => [r.attempt, r.status])).toEqual([
+      [1, "failed"],
+      [2, "queued"],
+    ]);
+    expect(rows[0]).toEqual(failed);
+    // A cancel of the new attempt leaves the failed one alone; the key then answers the cancelled attempt.
+    const cancelled = await h.http.post(`/api/sweeps/runs/${rows[1]?.id}/cancel`).set(bearer(token));
+    expect(cancelled.body).toMatchObject({ status: "cancelled", attempt: 2 });
+    const after = await sweep({ entity_id: entity.id, idempotency_key: "capture-six-key" });
+    expect(after.body).toMatchObject({ run_id: rows[1]?.id, status: "cancelled" });
+    expect(await h.deps.db.sweepRun.findUniqueOrThrow({ where: { id: failed.id } })).toEqual(failed);
   });
 
   it("validates the body (422), hides other callers' entities and runs (404), and takes a bearer or an ingest key", async () => {

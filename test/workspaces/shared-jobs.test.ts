@@ -233,7 +233,7 @@ describe("meeting-note syncs", () => {
   const status = (p: Person, requestId: string) => h.http.get(`/api/meetingnotes/sync/${requestId}`).set(auth(p.token));
   const cancel = (p: Person, requestId: string) => h.http.post(`/api/meetingnotes/sync/${requestId}/cancel`).set(auth(p.token));
   const rowOf = (userId: string, requestId: string) =>
-    h.deps.db.noteSync.findUniqueOrThrow({ where: { userId_requestId: { userId, requestId } } });
+    h.deps.db.noteSync.findUniqueOrThrow({ where: { userId_requestId_attempt: { userId, requestId, attempt: 1 } } });
 
   it("is read by another member by its request id and cancelled by another editor; a viewer's cancel is 403", async () => {
     const t = await team();
@@ -253,7 +253,7 @@ describe("meeting-note syncs", () => {
 
     const cancelled = await cancel(t.editor, requestId);
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
-    expect(cancelled.body).toEqual({ status: "cancelled", request_id: requestId, entity_id: t.entityId });
+    expect(cancelled.body).toEqual({ status: "cancelled", request_id: requestId, entity_id: t.entityId, attempt: 1, retry_of: null });
     expect((await rowOf(t.starter.userId, requestId)).status).toBe("cancelled");
     // The queue entry is the starter's, removed by another member's cancel.
     expect(await queue.getJob(jobId)).toBeUndefined();
