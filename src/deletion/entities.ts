@@ -6,6 +6,7 @@ import { notFound } from "../platform/errors.js";
 import { isUuid, memberRole, requireRole } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
 import { cancelEntityJobs, totalCancelled } from "./entity-jobs.js";
+import { findDeletion as findKindDeletion, openDeletion } from "./resumable.js";
 import type { EntityDeletionRecord } from "./schemas.js";
 
 /**
@@ -59,8 +60,7 @@ async function toRecord(db: Db, row: DeletionRecord): Promise<EntityDeletionReco
   };
 }
 
-const findDeletion = (db: Db, entityId: string) =>
-  db.deletionRecord.findUnique({ where: { kind_resourceId: { kind: "entity", resourceId: entityId } } });
+const findDeletion = (db: Db, entityId: string) => findKindDeletion(db, "entity", entityId);
 
 /** Records the deletion, or finds it; answers its id. */
 async function record(db: Db, userId: string, workspaceId: string, entityId: string): Promise<string | null> {
@@ -95,18 +95,8 @@ export async function requestEntityDeletion(deps: AppDeps, userId: string, entit
   if (!workspaceId) throw notFound("Entity");
   await requireRole(deps.db, userId, workspaceId, "admin", "delete entities");
 
-  let row = await findDeletion(deps.db, entityId);
-  if (!row) {
-    await record(deps.db, userId, workspaceId, entityId);
-    row = await findDeletion(deps.db, entityId);
-    if (!row) throw notFound("Entity");
-  }
-  if (row.status === "completed") return null;
-  if (row.status === "failed") {
-    await deps.db.$executeRaw`
-      UPDATE deletion_records SET status = 'running', error = NULL, updated_at = clock_timestamp()
-      WHERE id = ${row.id}::uuid AND status = 'failed'`;
-  }
+  const row = await openDeletion(deps.db, "entity", entityId, "Entity", () => record(deps.db, userId, workspaceId, entityId));
+  if (!row) return null;
   const cancelled = totalCancelled(await cancelEntityJobs(deps, entityId));
   if (cancelled > 0) {
     await deps.db.$executeRaw`

@@ -8,6 +8,7 @@ import { audit } from "../workspaces/audit.js";
 import { deletionPath as entityDeletionPath } from "./entities.js";
 import { cancelEntityJobs, totalCancelled } from "./entity-jobs.js";
 import { addJobsCancelled, cancelProjectAnalyses, linkEntities } from "./project-run.js";
+import { findDeletion as findKindDeletion, openDeletion } from "./resumable.js";
 import type { ProjectDeletionRecord } from "./schemas.js";
 
 /**
@@ -75,8 +76,7 @@ async function toRecord(db: Db, row: DeletionRecord): Promise<ProjectDeletionRec
   };
 }
 
-const findDeletion = (db: Db, projectId: string) =>
-  db.deletionRecord.findUnique({ where: { kind_resourceId: { kind: "project", resourceId: projectId } } });
+const findDeletion = (db: Db, projectId: string) => findKindDeletion(db, "project", projectId);
 
 /** Records the deletion with its entity deletions, or finds it. */
 async function record(db: Db, userId: string, workspaceId: string, projectId: string): Promise<void> {
@@ -111,18 +111,8 @@ export async function requestProjectDeletion(deps: AppDeps, userId: string, proj
   if (!workspaceId) throw notFound("Project");
   await requireRole(deps.db, userId, workspaceId, "admin", "delete projects");
 
-  let row = await findDeletion(deps.db, projectId);
-  if (!row) {
-    await record(deps.db, userId, workspaceId, projectId);
-    row = await findDeletion(deps.db, projectId);
-    if (!row) throw notFound("Project");
-  }
-  if (row.status === "completed") return null;
-  if (row.status === "failed") {
-    await deps.db.$executeRaw`
-      UPDATE deletion_records SET status = 'running', error = NULL, updated_at = clock_timestamp()
-      WHERE id = ${row.id}::uuid AND status = 'failed'`;
-  }
+  const row = await openDeletion(deps.db, "project", projectId, "Project", () => record(deps.db, userId, workspaceId, projectId));
+  if (!row) return null;
   // Every job still working on one of its entities, and the analyses that name the project.
   const parts = await deps.db.deletionRecord.findMany({
     where: { parentId: row.id, status: { not: "completed" } },
