@@ -4,11 +4,11 @@ import { jobIds } from "../jobs/ids.js";
 import { jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
+import { atLeast, type Role } from "../platform/roles.js";
 import { settle } from "../runs/execute.js";
 import { runJobId } from "../runs/service.js";
 import { isUuid } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
-import { atLeast, type Role } from "../workspaces/roles.js";
 import type { WorkspaceState } from "./schemas.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { AppError } from "../platform/errors.js";
+import { atLeast } from "../platform/roles.js";
 import { entityForUser, memberRole, projectForUser } from "../workspaces/access.js";
-import { atLeast } from "../workspaces/roles.js";
 
 /**
  * The scope of a knowledge call: exactly one entity or one project the caller can see.

@@ -1,6 +1,6 @@
 import { type Db, type DbTx, Prisma } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
-import { atLeast, ROLES, type Role } from "./roles.js";
+import { atLeast, ROLES, type Role } from "../platform/roles.js";
 
 /**
  * Tenancy: workspaces have members; entities and projects belong to a workspace. A

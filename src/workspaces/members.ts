@@ -1,9 +1,9 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { isUniqueViolation } from "../platform/db.js";
 import { AppError, notFound } from "../platform/errors.js";
+import { atLeast, type Role } from "../platform/roles.js";
 import { ACTIVE_WORKSPACE, isUuid, requireRole, roleOf } from "./access.js";
 import { audit } from "./audit.js";
-import { atLeast, type Role } from "./roles.js";
 import type { AddMemberInput, MemberRecord } from "./schemas.js";
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { ROLES } from "../platform/roles.js";
 import { optional, pathId, queryInt } from "../platform/validation.js";
-import { ROLES } from "./roles.js";
 
 export const WorkspaceParams = z.object({ workspace_id: pathId("Workspace") });
 export const MemberParams = z.object({ workspace_id: pathId("Workspace"), member_id: pathId("Member") });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Role } from "../../src/platform/roles.js";
 import { activeMembershipsOf, activeWorkspaceOf, memberRole } from "../../src/workspaces/access.js";
-import type { Role } from "../../src/workspaces/roles.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 
 /**

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response, Router } from "express";
 import type { z } from "zod";
-import type { Role } from "../../workspaces/roles.js";
 import type { AuthContext, AuthRule } from "../auth.js";
 import { type AppError, notFound, ValidationFailed } from "../errors.js";
+import type { Role } from "../roles.js";
 import { parseInput, pathIds } from "../validation.js";
 import type { HttpServices } from "./context.js";
 import { ensureRetryAfter } from "./retry-after.js";
