@@ -83,6 +83,8 @@ export const EnvironmentSchema = z
     RETENTION_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
     RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+    // Share pages (and their event streams) opened per client address per minute; 0: no limit.
+    SHARE_PAGES_PER_MINUTE: z.coerce.number().int().min(0).default(120),
     EMBEDDINGS_URL: optionalUrl,
     EMBEDDINGS_API_KEY: z.string().optional(),
     EMBEDDINGS_MODEL: z.string().default("text-embedding-3-small"),

@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from "express";
 import { relayAnalysis } from "../analysis/relay.js";
 import type { AppDeps } from "../platform/deps.js";
+import { createWindowCounter } from "../platform/rate-limit.js";
 import { parseLastEventId } from "../platform/sse.js";
 import { openShareLink, SHARE_PATH, type ShareLinkRow } from "./links.js";
 import {
@@ -11,6 +12,7 @@ import {
   renderEntityPage,
   renderKnowledgePage,
   renderNotFoundPage,
+  renderTooManyRequestsPage,
   STYLESHEET,
   STYLESHEET_HASH,
   STYLESHEET_PATH,
@@ -89,6 +91,16 @@ function asset(body: string, hash: string, contentType: string) {
 
 export function sharePages(deps: AppDeps): Router {
   const router = express.Router();
+  // Pages and their event streams answer without signing in, so each client address has a budget of its
+  // own (SHARE_PAGES_PER_MINUTE); assets are cached by the browser and not counted.
+  const count = createWindowCounter(deps.redis, deps.config.REDIS_PREFIX, deps.logger);
+  const limited = async (req: Request, res: Response): Promise<boolean> => {
+    const retryAfter = await count(`share:${req.ip ?? "unknown"}`, deps.config.SHARE_PAGES_PER_MINUTE);
+    if (retryAfter === null) return false;
+    res.set("Retry-After", String(retryAfter));
+    sendPage(res, 429, renderTooManyRequestsPage(retryAfter), process.hrtime.bigint());
+    return true;
+  };
   router.get(STYLESHEET_PATH, asset(STYLESHEET, STYLESHEET_HASH, "text/css; charset=utf-8"));
   router.get(LIVE_SCRIPT_PATH, asset(LIVE_SCRIPT, LIVE_SCRIPT_HASH, "text/javascript; charset=utf-8"));
   // Browsers ask for an icon with every page; the service has none, and says so without an error.
@@ -99,6 +111,7 @@ export function sharePages(deps: AppDeps): Router {
   router.get(`${SHARE_PATH}/:token`, async (req: Request, res: Response) => {
     const started = process.hrtime.bigint();
     res.locals.routeTemplate = `${SHARE_PATH}/:token`;
+    if (await limited(req, res)) return;
     const token = String(req.params.token);
     const link = await openShareLink(deps.db, token);
     const page = link ? await RENDERERS[link.resourceKind]?.(deps, link, token) : null;
@@ -108,6 +121,7 @@ export function sharePages(deps: AppDeps): Router {
 
   router.get(`${SHARE_PATH}/:token/events`, async (req: Request, res: Response) => {
     res.locals.routeTemplate = `${SHARE_PATH}/:token/events`;
+    if (await limited(req, res)) return;
     const token = String(req.params.token);
     const link = await openShareLink(deps.db, token);
     const analysisId = link ? await sharedAnalysisId(deps.db, link) : null;

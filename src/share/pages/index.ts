@@ -7,5 +7,5 @@ export { renderEntityPage } from "./entity.js";
 export { renderKnowledgePage } from "./knowledge.js";
 export { LIVE_SCRIPT, LIVE_SCRIPT_HASH, LIVE_SCRIPT_PATH, LIVE_SCRIPT_SRC } from "./live.js";
 export type { AnalysisPageModel, EntityPageModel, KnowledgePageModel, LinkFrame } from "./model.js";
-export { renderNotFoundPage } from "./not-found.js";
+export { renderNotFoundPage, renderTooManyRequestsPage } from "./not-found.js";
 export { STYLESHEET, STYLESHEET_HASH, STYLESHEET_HREF, STYLESHEET_PATH } from "./style.js";

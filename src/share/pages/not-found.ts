@@ -11,3 +11,11 @@ export function renderNotFoundPage(): string {
 `;
   return page({ title: "This link is not valid", kind: "Shared view", body });
 }
+
+/** What a client that opened too many shared pages this minute gets (429, with Retry-After). */
+export function renderTooManyRequestsPage(retryAfterSeconds: number): string {
+  const body = html`<h1>Too many requests</h1>
+<p>This address opened more shared pages than allowed in a minute. Try again in ${String(retryAfterSeconds)} seconds.</p>
+`;
+  return page({ title: "Too many requests", kind: "Shared view", body });
+}

@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STYLESHEET_PATH } from "../../src/share/pages/index.js";
+import { createHarness, type Harness } from "../helpers/harness.js";
+
+/**
+ * Share pages answer without signing in, so each client address has its own budget per minute
+ * (SHARE_PAGES_PER_MINUTE, counted in Redis): pages and event streams count, assets do not. Over
+ * it, a 429 page with Retry-After, with the headers of every share page.
+ */
+const LIMIT = 3;
+let h: Harness;
+
+beforeAll(async () => {
+  h = await createHarness({ SHARE_PAGES_PER_MINUTE: String(LIMIT) });
+});
+afterAll(() => h?.close());
+
+const token = () => "x".repeat(40) + Math.random().toString(36).slice(2, 5);
+const minute = () => Math.floor(Date.now() / 60_000);
+
+describe("share pages per client", () => {
+  it("answer 429 with Retry-After once the address opened SHARE_PAGES_PER_MINUTE pages this minute", async () => {
+    // The counter is per minute: a run that straddles a minute's end starts again in the next one.
+    for (let round = 0; round < 2; round++) {
+      const startedIn = minute();
+      const statuses: number[] = [];
+      for (let i = 0; i < LIMIT - 1; i++) statuses.push((await h.http.get(`/share/${token()}`)).status);
+      statuses.push((await h.http.get(`/share/${token()}/events`)).status);
+      for (let i = 0; i < 5; i++) expect((await h.http.get(STYLESHEET_PATH)).status).toBe(200);
+      const over = await h.http.get(`/share/${token()}`);
+      if (minute() !== startedIn) continue;
+      expect(statuses).toEqual([404, 404, 404]);
+      expect(over.status).toBe(429);
+      expect(Number(over.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+      expect(Number(over.headers["retry-after"])).toBeLessThanOrEqual(60);
+      expect(over.headers["content-type"]).toMatch(/^text\/html/);
+      expect(over.headers["content-security-policy"]).toMatch(/default-src 'none'/);
+      expect(over.headers["cache-control"]).toBe("no-store");
+      expect(over.text).toContain("Too many requests");
+      expect((await h.http.get(`/share/${token()}/events`)).status).toBe(429);
+      return;
+    }
+    throw new Error("two minute boundaries in two rounds");
+  });
+});
