@@ -91,8 +91,6 @@ async function fetchPage(client: MeetingNotesClient, params: SyncParams) {
 }
 
 export interface RunOptions {
-  /** True on the job's last attempt: an unexpected error then fails the sync for good. */
-  lastAttempt: boolean;
   /** Test seam: the provider client options beyond base URL, key and timeout. */
   client?: Partial<ConstructorParameters<typeof MeetingNotesClient>[0]>;
 }
@@ -106,7 +104,7 @@ export type RunOutcome =
 export async function runNoteSync(
   deps: NotesDeps,
   payload: { syncId: string; credential: string },
-  options: RunOptions,
+  options: RunOptions = {},
 ): Promise<RunOutcome> {
   const sync = await deps.db.noteSync.findUnique({ where: { id: payload.syncId } });
   if (!sync || !isLive(sync.status)) return { status: "skipped" };
@@ -164,10 +162,20 @@ export async function runNoteSync(
     if (err instanceof JobCancelled || cancel.signal.aborted || (await status()) === "cancelled") return { status: "cancelled" };
     if (err instanceof MeetingNotesError) return fail(providerFailure(err));
     if (err instanceof AppError) return fail(err);
-    if (options.lastAttempt) await fail(new AppError("internal_error", "The meeting-note import failed; it has been logged."));
+    // Unexpected: retried; the worker runtime fails the sync (failLastAttempt) when no attempt follows.
     throw err;
   } finally {
     cancel.stop();
+  }
+}
+
+/** A sync whose last attempt failed on an unexpected error: failed for good, its end announced once. */
+export async function failLastAttempt(deps: NotesDeps, syncId: string): Promise<void> {
+  const sync = await deps.db.noteSync.findUnique({ where: { id: syncId }, select: { id: true, entityId: true, status: true } });
+  if (!sync || !isLive(sync.status)) return;
+  const error = new AppError("internal_error", "The meeting-note import failed; it has been logged.");
+  if (await failSync(deps.db, sync.id, error)) {
+    await jobEnded(deps, { kind: "note_sync", id: sync.id, status: "failed", data: { entity_id: sync.entityId, error: error.code } });
   }
 }
 
