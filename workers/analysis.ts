@@ -1,7 +1,7 @@
-import { runAnalysisJob } from "../src/analysis/runner.js";
-import { isFinalAttempt } from "../src/jobs/failures.js";
-import type { Processor } from "./runtime.js";
+import { failAnalysis, runAnalysisJob } from "../src/analysis/runner.js";
+import { processor } from "./runtime.js";
 
-/** `analysis.run.v1`: runs one analysis; its last attempt records the failure on the stream. */
-export const analysisProcessor: Processor<"analysis.run.v1"> = async (payload, { deps, job }) =>
-  runAnalysisJob(deps, payload.analysisId, { final: isFinalAttempt(job) });
+/** `analysis.run.v1`: runs one analysis; when its last attempt fails, the failure ends its stream. */
+export const analysisProcessor = processor<"analysis.run.v1">((payload, { deps }) => runAnalysisJob(deps, payload.analysisId), {
+  onLastFailure: (payload, err, { deps }) => failAnalysis(deps, payload.analysisId, err),
+});

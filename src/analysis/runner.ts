@@ -3,7 +3,6 @@ import { forgetDeletedCitations } from "../deletion/analyses.js";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
 import { type CancelWatch, JobCancelled, watchJob } from "../jobs/cancellation.js";
-import { isPermanent } from "../jobs/failures.js";
 import { jobEnded } from "../jobs/lifecycle.js";
 import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
 import type { DbTx } from "../platform/db.js";
@@ -16,15 +15,12 @@ import { TERMINAL_STATUSES } from "./schemas.js";
 
 /**
  * The `analysis.run.v1` job: runs the engine for one analysis row and records every
- * step as an event. The final `result` (or, on the last attempt, `error`) is stored in
- * one transaction with the row's status, result and insights, so the row and its stream
- * never disagree. A re-delivered job for a finished analysis only repairs a missing
- * terminal event.
+ * step as an event. The final `result` is stored in one transaction with the row's status,
+ * result and insights, so the row and its stream never disagree; when the last attempt fails
+ * (or a permanent error ends the job), the worker runtime calls `failAnalysis`, which stores the
+ * terminal `error` event with the row's `failed` the same way. A re-delivered job for a finished
+ * analysis only repairs a missing terminal event.
  */
-export interface Attempt {
-  /** True when no retry will follow a failure of this attempt. */
-  final: boolean;
-}
 
 async function storeInsights(tx: DbTx, analysisId: string, entityId: string | null, data: ResultData, entityOf: Map<string, string>) {
   await tx.entityInsight.deleteMany({ where: { analysisId } });
@@ -59,7 +55,7 @@ function mostCommon(values: string[]): string | null {
   return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? null;
 }
 
-export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt: Attempt): Promise<{ status: string }> {
+export async function runAnalysisJob(deps: AppDeps, analysisId: string): Promise<{ status: string }> {
   const row = await deps.db.analysis.findUnique({ where: { id: analysisId } });
   if (!row) throw new UnrecoverableError(`Analysis ${analysisId} does not exist`);
 
@@ -82,7 +78,7 @@ export async function runAnalysisJob(deps: AppDeps, analysisId: string, attempt:
   if (started.count === 0) return { status: "cancelled" };
   const cancel = watchJob(deps, "analysis", analysisId, "The analysis");
   try {
-    return await analyse(deps, row, attempt, cancel);
+    return await analyse(deps, row, cancel);
   } finally {
     cancel.stop();
   }
@@ -97,7 +93,6 @@ async function stillRunning(tx: DbTx, analysisId: string, data: Prisma.AnalysisU
 async function analyse(
   deps: AppDeps,
   row: NonNullable<Awaited<ReturnType<AppDeps["db"]["analysis"]["findUnique"]>>>,
-  attempt: Attempt,
   cancel: CancelWatch,
 ): Promise<{ status: string }> {
   const analysisId = row.id;
@@ -150,20 +145,29 @@ async function analyse(
     return { status: output.status };
   } catch (err) {
     if (err instanceof JobCancelled || cancel.signal.aborted) return { status: "cancelled" };
-    const permanent = isPermanent(err);
-    if (attempt.final || permanent) {
-      const detail = err instanceof AppError ? err.message : "The analysis failed on an internal error.";
-      deps.logger.error({ err, analysisId }, "analysis failed");
-      const stored = await appendEvent(deps, analysisId, "error", { status: "failed", detail }, async (tx) => {
-        await stillRunning(tx, analysisId, { status: "failed", error: detail, finishedAt: new Date() });
-      }).catch((stopped: unknown) => {
-        if (stopped instanceof JobCancelled) return undefined;
-        throw stopped;
-      });
-      if (!stored) return { status: "cancelled" };
-      await jobEnded(deps, { kind: "analysis", id: analysisId, status: "failed", data: { entity_id: row.entityId, error: detail } });
-      if (permanent) throw new UnrecoverableError(detail);
-    }
+    // Retried, or ended when none follows: the worker runtime then calls failAnalysis.
     throw err;
   }
+}
+
+/**
+ * An analysis whose last attempt failed: the stream's terminal `error` event and the row's `failed`, in one
+ * transaction that refuses an analysis no longer running (a cancel that won keeps its own end), then its
+ * end announced. A caller's error (an AppError) is shown as it is; anything else as an internal error.
+ */
+export async function failAnalysis(deps: AppDeps, analysisId: string, err: Error): Promise<void> {
+  const cause = (err as { cause?: unknown }).cause;
+  const shown = err instanceof AppError ? err : cause instanceof AppError ? cause : null;
+  const detail = shown ? shown.message : "The analysis failed on an internal error.";
+  deps.logger.error({ err, analysisId }, "analysis failed");
+  const row = await deps.db.analysis.findUnique({ where: { id: analysisId }, select: { entityId: true, status: true } });
+  if (row?.status !== "running" && row?.status !== "queued") return;
+  const stored = await appendEvent(deps, analysisId, "error", { status: "failed", detail }, async (tx) => {
+    await stillRunning(tx, analysisId, { status: "failed", error: detail, finishedAt: new Date() });
+  }).catch((stopped: unknown) => {
+    if (stopped instanceof JobCancelled) return undefined;
+    throw stopped;
+  });
+  if (stored)
+    await jobEnded(deps, { kind: "analysis", id: analysisId, status: "failed", data: { entity_id: row.entityId, error: detail } });
 }

@@ -31,7 +31,7 @@ const broken = async () =>
 describe("a failing analysis", () => {
   it("an attempt that will be retried throws and stores no terminal event", async () => {
     const id = await broken();
-    await expect(runAnalysisJob(h.deps, id, { final: false })).rejects.toThrow();
+    await expect(runAnalysisJob(h.deps, id)).rejects.toThrow();
     const events = await h.deps.db.analysisEvent.findMany({ where: { analysisId: id } });
     expect(events.some((e) => e.event === "error" || e.event === "result")).toBe(false);
     expect((await h.deps.db.analysis.findUniqueOrThrow({ where: { id } })).status).toBe("running");
@@ -58,7 +58,7 @@ describe("a failing analysis", () => {
 
     // A re-delivered job for the finished analysis changes nothing.
     const before = await h.deps.db.analysisEvent.count({ where: { analysisId: id } });
-    await expect(runAnalysisJob(h.deps, id, { final: true })).resolves.toEqual({ status: "failed" });
+    await expect(runAnalysisJob(h.deps, id)).resolves.toEqual({ status: "failed" });
     expect(await h.deps.db.analysisEvent.count({ where: { analysisId: id } })).toBe(before);
   });
 });
