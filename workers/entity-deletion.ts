@@ -1,7 +1,8 @@
-import { markEntityDeletionFailed, runEntityDeletion } from "../src/deletion/entity-run.js";
+import { runEntityDeletion } from "../src/deletion/entity-run.js";
+import { markDeletionFailed } from "../src/deletion/resumable.js";
 import { processor } from "./runtime.js";
 
 /** `entity.delete.v1`: an entity's originals in batches, then the entity; marked failed when its last attempt fails (deleting it again resumes). */
 export const entityDeletionProcessor = processor<"entity.delete.v1">((payload, { deps }) => runEntityDeletion(deps, payload.deletionId), {
-  onLastFailure: (payload, err, { deps }) => markEntityDeletionFailed(deps, payload.deletionId, err),
+  onLastFailure: (payload, err, { deps }) => markDeletionFailed(deps, payload.deletionId, err),
 });

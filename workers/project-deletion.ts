@@ -1,10 +1,11 @@
-import { markProjectDeletionFailed, runProjectDeletion } from "../src/deletion/project-run.js";
+import { runProjectDeletion } from "../src/deletion/project-run.js";
+import { markDeletionFailed } from "../src/deletion/resumable.js";
 import { processor } from "./runtime.js";
 
 /** `project.delete.v1`: each entity of a project through the entity deletion, then the project; marked failed when its last attempt fails (deleting it again resumes). */
 export const projectDeletionProcessor = processor<"project.delete.v1">(
   (payload, { deps }) => runProjectDeletion(deps, payload.deletionId),
   {
-    onLastFailure: (payload, err, { deps }) => markProjectDeletionFailed(deps, payload.deletionId, err),
+    onLastFailure: (payload, err, { deps }) => markDeletionFailed(deps, payload.deletionId, err),
   },
 );

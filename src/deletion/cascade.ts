@@ -1,6 +1,6 @@
 import { tallyRemovals } from "../coverage/removals.js";
 import { NOTE_ROW_KIND } from "../notes/mapping.js";
-import { type DbTx, Prisma } from "../platform/db.js";
+import { type Db, type DbTx, Prisma } from "../platform/db.js";
 import { rewriteAnalyses } from "./analyses.js";
 import { deleteNoteSummaries, forgetKnowledgeQuotes, forgetSyncTitles } from "./knowledge.js";
 import type { DeletionFacts, DeletionReason } from "./unavailable.js";
@@ -143,4 +143,18 @@ export function isRetryable(err: unknown): boolean {
   const codes = [e?.code, e?.meta?.code, e?.meta?.driverAdapterError?.cause?.originalCode];
   if (codes.some((c) => c === "40P01" || c === "40001" || c === "P2034")) return true;
   return err instanceof Prisma.PrismaClientKnownRequestError && /deadlock detected|could not serialize access/i.test(err.message);
+}
+
+/**
+ * One transaction of a deletion, run again (three tries in all) when PostgreSQL aborted it on a deadlock or
+ * a serialisation failure, which leave nothing behind.
+ */
+export async function retryingTransaction<T>(db: Db, work: (tx: DbTx) => Promise<T>, timeout = 120_000): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.$transaction(work, { maxWait: 10_000, timeout });
+    } catch (err) {
+      if (attempt >= 3 || !isRetryable(err)) throw err;
+    }
+  }
 }

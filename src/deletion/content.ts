@@ -2,7 +2,7 @@ import type { Db } from "../platform/db.js";
 import { notFound } from "../platform/errors.js";
 import { isUuid, requireWriter } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
-import { type CascadeCounts, deleteOriginals, isRetryable } from "./cascade.js";
+import { type CascadeCounts, deleteOriginals, retryingTransaction } from "./cascade.js";
 import type { DeletionReceipt } from "./schemas.js";
 
 /**
@@ -11,7 +11,6 @@ import type { DeletionReceipt } from "./schemas.js";
  * or above in the original's workspace (a viewer gets 403, anyone else 404 as for an unknown id). An
  * original already deleted is found by its tombstone: the same checks, then nothing to do (null).
  */
-const MAX_ATTEMPTS = 3;
 
 async function workspaceOf(db: Db, contentId: string): Promise<{ workspaceId: string; live: boolean } | null> {
   const rows = await db.$queryRaw<{ workspace_id: string; live: boolean }[]>`
@@ -29,35 +28,30 @@ export async function deleteContent(db: Db, userId: string, contentId: string): 
   await requireWriter(db, userId, found.workspaceId, "delete stored originals");
   if (!found.live) return null;
 
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.$transaction(
-        async (tx) => {
-          const { counts, rows, at } = await deleteOriginals(tx, {
-            workspaceId: found.workspaceId,
-            rootIds: [contentId],
-            reason: "deleted",
-            actorId: userId,
-            erasureId: null,
-          });
-          // Deleted meanwhile by another request: nothing left to do.
-          const root = rows.find((r) => r.id === contentId);
-          if (!root) return null;
-          await audit(tx, found.workspaceId, userId, "content.deleted", contentId, {
-            content_id: contentId,
-            entity_id: root.entityId,
-            kind: root.kind,
-            platform: root.platform,
-            ...counts,
-          });
-          return receipt(contentId, root, counts, at);
-        },
-        { maxWait: 10_000, timeout: 60_000 },
-      );
-    } catch (err) {
-      if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
-    }
-  }
+  return retryingTransaction(
+    db,
+    async (tx) => {
+      const { counts, rows, at } = await deleteOriginals(tx, {
+        workspaceId: found.workspaceId,
+        rootIds: [contentId],
+        reason: "deleted",
+        actorId: userId,
+        erasureId: null,
+      });
+      // Deleted meanwhile by another request: nothing left to do.
+      const root = rows.find((r) => r.id === contentId);
+      if (!root) return null;
+      await audit(tx, found.workspaceId, userId, "content.deleted", contentId, {
+        content_id: contentId,
+        entity_id: root.entityId,
+        kind: root.kind,
+        platform: root.platform,
+        ...counts,
+      });
+      return receipt(contentId, root, counts, at);
+    },
+    60_000,
+  );
 }
 
 function receipt(

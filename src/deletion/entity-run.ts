@@ -2,7 +2,7 @@ import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { audit } from "../workspaces/audit.js";
 import { lockErasures } from "./authors.js";
-import { deleteOriginals, isRetryable } from "./cascade.js";
+import { deleteOriginals, retryingTransaction } from "./cascade.js";
 import { cancelEntityJobs, totalCancelled } from "./entity-jobs.js";
 import { restAfter } from "./pace.js";
 
@@ -17,7 +17,6 @@ import { restAfter } from "./pace.js";
  * request are cancelled and one last transaction removes the entity and everything that hangs off it
  * (`finish`), writes the audit entry and marks the deletion completed.
  */
-const MAX_ATTEMPTS = 3;
 
 interface DeletionRow {
   id: string;
@@ -26,8 +25,6 @@ interface DeletionRow {
   status: string;
   requested_by: string | null;
 }
-
-type RunDeps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /**
  * Runs the deletion to its end, or `maxBatches` batches of originals when given (the rest then waits for
@@ -40,7 +37,7 @@ export async function runEntityDeletion(deps: AppDeps, deletionId: string, optio
   for (let batches = 0; ; batches++) {
     if (options.maxBatches !== undefined && batches >= options.maxBatches) return false;
     const started = performance.now();
-    const outcome = await withRetry(deps, (tx) => runBatch(tx, deletionId, size, after));
+    const outcome = await retryingTransaction(deps.db, (tx) => runBatch(tx, deletionId, size, after));
     if (outcome === "idle") return false;
     if (outcome === "drained") break;
     after = outcome;
@@ -53,17 +50,7 @@ export async function runEntityDeletion(deps: AppDeps, deletionId: string, optio
   if (cancelled > 0) {
     await deps.db.$executeRaw`UPDATE deletion_records SET jobs_cancelled = jobs_cancelled + ${cancelled} WHERE id = ${deletionId}::uuid`;
   }
-  return (await withRetry(deps, (tx) => finish(tx, deletionId, size))) === "completed";
-}
-
-async function withRetry<T>(deps: RunDeps, work: (tx: DbTx) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await deps.db.$transaction(work, { maxWait: 10_000, timeout: 120_000 });
-    } catch (err) {
-      if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
-    }
-  }
+  return (await retryingTransaction(deps.db, (tx) => finish(tx, deletionId, size))) === "completed";
 }
 
 async function lockDeletion(tx: DbTx, deletionId: string): Promise<DeletionRow | undefined> {
@@ -202,11 +189,4 @@ async function removeEntity(tx: DbTx, workspaceId: string, entityId: string): Pr
     share_links: shareLinks,
     detached_entity_ids: detached,
   };
-}
-
-/** After the job's last attempt failed: the deletion says so; deleting the entity again resumes it. */
-export async function markEntityDeletionFailed(deps: Pick<AppDeps, "db">, deletionId: string, error: Error): Promise<void> {
-  await deps.db.$executeRaw`
-    UPDATE deletion_records SET status = 'failed', error = ${error.message.slice(0, 2000)}, updated_at = clock_timestamp()
-    WHERE id = ${deletionId}::uuid AND status = 'running'`;
 }

@@ -1,6 +1,6 @@
 import type { Db, DbTx } from "../platform/db.js";
 import { audit } from "../workspaces/audit.js";
-import { deleteOriginals, emptyCounts, isRetryable } from "./cascade.js";
+import { deleteOriginals, emptyCounts, retryingTransaction } from "./cascade.js";
 import { type Pace, restAfter } from "./pace.js";
 
 /**
@@ -28,8 +28,6 @@ interface Totals {
   batches: number;
 }
 
-const MAX_ATTEMPTS = 3;
-
 /**
  * Runs the erasure to its end; answers whether it completed (false: it was not running). The job rests
  * between batches (`pace`, pace.ts); the request's small erasure does not.
@@ -44,13 +42,7 @@ export async function runErasure(db: Db, erasureId: string, batchSize: number, p
 }
 
 async function batchWithRetry(db: Db, erasureId: string, batchSize: number): Promise<"more" | "completed" | "idle"> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.$transaction((tx) => runBatch(tx, erasureId, batchSize), { maxWait: 10_000, timeout: 120_000 });
-    } catch (err) {
-      if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
-    }
-  }
+  return retryingTransaction(db, (tx) => runBatch(tx, erasureId, batchSize));
 }
 
 async function runBatch(tx: DbTx, erasureId: string, batchSize: number): Promise<"more" | "completed" | "idle"> {

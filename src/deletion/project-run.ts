@@ -3,7 +3,7 @@ import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { audit } from "../workspaces/audit.js";
-import { isRetryable } from "./cascade.js";
+import { retryingTransaction } from "./cascade.js";
 import { runEntityDeletion } from "./entity-run.js";
 
 /**
@@ -15,7 +15,6 @@ import { runEntityDeletion } from "./entity-run.js";
  * made it and the project row; skills and users' saved pages that named it are detached. Every step is resumable:
  * a stopped run starts again from the deletion rows.
  */
-const MAX_ATTEMPTS = 3;
 /** Rounds of "delete the entities, then finish" before giving up (an entity that joined meanwhile adds a round). */
 const MAX_ROUNDS = 3;
 
@@ -99,7 +98,7 @@ export async function runProjectDeletion(deps: AppDeps, deletionId: string, opti
   for (let round = 1; ; round++) {
     const row = await deps.db.deletionRecord.findUnique({ where: { id: deletionId } });
     if (row?.kind !== "project" || row.status !== "running") return row?.status === "completed";
-    const { parts } = await withRetry(deps, (tx) =>
+    const { parts } = await retryingTransaction(deps.db, (tx) =>
       linkEntities(tx, { id: row.id, projectId: row.resourceId, requestedBy: row.requestedBy }),
     );
     for (const part of parts) {
@@ -114,19 +113,9 @@ export async function runProjectDeletion(deps: AppDeps, deletionId: string, opti
     }
     // Analyses started on the project while its entities were deleted.
     await addJobsCancelled(deps, deletionId, await cancelProjectAnalyses(deps, row.resourceId));
-    const outcome = await withRetry(deps, (tx) => finish(tx, deletionId));
+    const outcome = await retryingTransaction(deps.db, (tx) => finish(tx, deletionId));
     if (outcome !== "more") return outcome === "completed";
     if (round >= MAX_ROUNDS) throw new Error("Entities kept joining the project while it was being deleted; the next attempt continues.");
-  }
-}
-
-async function withRetry<T>(deps: Pick<AppDeps, "db">, work: (tx: DbTx) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await deps.db.$transaction(work, { maxWait: 10_000, timeout: 120_000 });
-    } catch (err) {
-      if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
-    }
   }
 }
 
@@ -212,11 +201,4 @@ async function removeProject(tx: DbTx, workspaceId: string, projectId: string): 
     skills_detached: skills,
     pages_detached: pages,
   };
-}
-
-/** After the job's last attempt failed: the deletion says so; deleting the project again resumes it. */
-export async function markProjectDeletionFailed(deps: Pick<AppDeps, "db">, deletionId: string, error: Error): Promise<void> {
-  await deps.db.$executeRaw`
-    UPDATE deletion_records SET status = 'failed', error = ${error.message.slice(0, 2000)}, updated_at = clock_timestamp()
-    WHERE id = ${deletionId}::uuid AND kind = 'project' AND status = 'running'`;
 }

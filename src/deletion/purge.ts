@@ -1,6 +1,6 @@
 import type { Db, DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
-import { deleteOriginals, isRetryable } from "./cascade.js";
+import { deleteOriginals, retryingTransaction } from "./cascade.js";
 import { cancelWorkspaceJobs } from "./workspaces.js";
 
 /**
@@ -140,29 +140,20 @@ export async function purgeWorkspace(deps: Deps, workspaceId: string, batchSize:
 
 /** One transaction: up to `batchSize` originals of the workspace with everything below them. */
 async function originalsBatch(db: Db, workspaceId: string, batchSize: number): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.$transaction(
-        async (tx) => {
-          const ids = await tx.$queryRaw<{ id: string }[]>`
+  return retryingTransaction(db, async (tx) => {
+    const ids = await tx.$queryRaw<{ id: string }[]>`
             SELECT id FROM content_store WHERE workspace_id = ${workspaceId}::uuid ORDER BY id LIMIT ${batchSize}`;
-          if (ids.length === 0) return 0;
-          const { counts } = await deleteOriginals(tx, {
-            workspaceId,
-            rootIds: ids.map((r) => r.id),
-            reason: "workspace_deleted",
-            actorId: null,
-            erasureId: null,
-          });
-          await addRemoved(tx, workspaceId, { content_rows: counts.rows, opinion_units: counts.opinion_units });
-          return ids.length;
-        },
-        { maxWait: 10_000, timeout: 120_000 },
-      );
-    } catch (err) {
-      if (attempt >= 3 || !isRetryable(err)) throw err;
-    }
-  }
+    if (ids.length === 0) return 0;
+    const { counts } = await deleteOriginals(tx, {
+      workspaceId,
+      rootIds: ids.map((r) => r.id),
+      reason: "workspace_deleted",
+      actorId: null,
+      erasureId: null,
+    });
+    await addRemoved(tx, workspaceId, { content_rows: counts.rows, opinion_units: counts.opinion_units });
+    return ids.length;
+  });
 }
 
 /** Adds to the deletion record's counts (`removed`, by step). */

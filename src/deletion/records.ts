@@ -5,7 +5,7 @@ import type { Db, DbTx } from "../platform/db.js";
 import { notFound } from "../platform/errors.js";
 import { isUuid, memberRole } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
-import { isRetryable } from "./cascade.js";
+import { retryingTransaction } from "./cascade.js";
 import type { RecordDeletionReceipt } from "./schemas.js";
 
 /**
@@ -18,7 +18,6 @@ import type { RecordDeletionReceipt } from "./schemas.js";
  * with the scope's other records, and go with their original. A second delete finds the tombstone: the
  * same checks, then 204.
  */
-const MAX_ATTEMPTS = 3;
 
 interface Located {
   workspaceId: string;
@@ -53,13 +52,7 @@ export async function deleteKnowledgeRecord(
   }
   await insightInScope(db, scope, insightId);
 
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.$transaction((tx) => remove(tx, userId, insightId, scope), { maxWait: 10_000, timeout: 60_000 });
-    } catch (err) {
-      if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
-    }
-  }
+  return retryingTransaction(db, (tx) => remove(tx, userId, insightId, scope), 60_000);
 }
 
 interface LockedRecord {

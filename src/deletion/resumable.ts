@@ -1,5 +1,6 @@
 import type { DeletionRecord } from "../generated/prisma/client.js";
 import type { Db } from "../platform/db.js";
+import type { AppDeps } from "../platform/deps.js";
 import { notFound } from "../platform/errors.js";
 
 /**
@@ -32,3 +33,10 @@ export async function openDeletion(
 
 export const findDeletion = (db: Db, kind: "entity" | "project", resourceId: string) =>
   db.deletionRecord.findUnique({ where: { kind_resourceId: { kind, resourceId } } });
+
+/** After a deletion job's last attempt failed: the deletion says so; asking for the deletion again resumes it. */
+export async function markDeletionFailed(deps: Pick<AppDeps, "db">, deletionId: string, error: Error): Promise<void> {
+  await deps.db.$executeRaw`
+    UPDATE deletion_records SET status = 'failed', error = ${error.message.slice(0, 2000)}, updated_at = clock_timestamp()
+    WHERE id = ${deletionId}::uuid AND status = 'running'`;
+}

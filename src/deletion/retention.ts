@@ -3,7 +3,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { notFound } from "../platform/errors.js";
 import { requireRole } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
-import { deleteOriginals, emptyCounts, isRetryable } from "./cascade.js";
+import { deleteOriginals, emptyCounts, retryingTransaction } from "./cascade.js";
 import { type Pace, restAfter } from "./pace.js";
 import { purgeDueWorkspaces } from "./purge.js";
 import type { RetentionReport, WorkspaceSettingsInput, WorkspaceState } from "./schemas.js";
@@ -186,36 +186,27 @@ export async function applyRetention(db: Db, workspaceId: string, batchSize: num
 
 /** One transaction: up to `batchSize` originals stored before the cutoff, with everything below them (null: none left). */
 async function retentionBatch(db: Db, workspaceId: string, cutoff: Date, batchSize: number) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.$transaction(
-        async (tx) => {
-          // Share-locked: a deletion request (which takes the row for update) waits for this batch, and a
-          // workspace being deleted gets no further retention batches.
-          const [live] = await tx.$queryRaw<{ id: string }[]>`
+  return retryingTransaction(db, async (tx) => {
+    // Share-locked: a deletion request (which takes the row for update) waits for this batch, and a
+    // workspace being deleted gets no further retention batches.
+    const [live] = await tx.$queryRaw<{ id: string }[]>`
             SELECT id FROM workspaces WHERE id = ${workspaceId}::uuid AND state = 'active' FOR SHARE`;
-          if (!live) return null;
-          const ids = await tx.$queryRaw<{ id: string }[]>`
+    if (!live) return null;
+    const ids = await tx.$queryRaw<{ id: string }[]>`
             SELECT id FROM content_store WHERE workspace_id = ${workspaceId}::uuid AND created_at < ${cutoff}
             ORDER BY created_at, id LIMIT ${batchSize}`;
-          if (ids.length === 0) return null;
-          const { counts } = await deleteOriginals(tx, {
-            workspaceId,
-            rootIds: ids.map((r) => r.id),
-            reason: "retention",
-            actorId: null,
-            erasureId: null,
-          });
-          await tx.$executeRaw`
+    if (ids.length === 0) return null;
+    const { counts } = await deleteOriginals(tx, {
+      workspaceId,
+      rootIds: ids.map((r) => r.id),
+      reason: "retention",
+      actorId: null,
+      erasureId: null,
+    });
+    await tx.$executeRaw`
             UPDATE retention_states SET pass_removed = pass_removed + ${counts.rows}, removed_total = removed_total + ${counts.rows},
               pass_heartbeat_at = clock_timestamp()
             WHERE workspace_id = ${workspaceId}::uuid`;
-          return counts;
-        },
-        { maxWait: 10_000, timeout: 120_000 },
-      );
-    } catch (err) {
-      if (attempt >= 3 || !isRetryable(err)) throw err;
-    }
-  }
+    return counts;
+  });
 }

@@ -88,7 +88,8 @@ const winkValence = new Map<string, number>();
 function lexiconValence(word: string): number {
   let v = winkValence.get(word);
   if (v === undefined) {
-    v = word.length > 40 ? 0 : Number(engine().readDoc(word).out(engine().its.sentiment)) || 0;
+    const nlp = engine();
+    v = word.length > 40 ? 0 : Number(nlp.readDoc(word).out(nlp.its.sentiment)) || 0;
     if (winkValence.size > 50_000) winkValence.clear();
     winkValence.set(word, v);
   }

@@ -3,6 +3,7 @@ import { IngestRequestSchema } from "../ingest/schemas.js";
 import { ingestContentWith } from "../ingest/service.js";
 import { JobCancelled, rowStatus, watchJob } from "../jobs/cancellation.js";
 import { jobEnded } from "../jobs/lifecycle.js";
+import type { JobDeps } from "../jobs/registry.js";
 import { isLive } from "../jobs/states.js";
 import type { DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -47,10 +48,13 @@ export function providerFailure(err: MeetingNotesError): AppError {
   }
 }
 
-/** Marks a sync failed with an answerable error (and its Retry-After, if any), unless it already ended. */
-export async function failSync(db: NotesDeps["db"], syncId: string, error: AppError): Promise<boolean> {
-  const failed = await db.noteSync.updateMany({
-    where: { id: syncId, status: { in: ["queued", "running"] } },
+/**
+ * Marks a sync failed with an answerable error (and its Retry-After, if any), unless it already ended,
+ * and announces its end; answers whether it was this call that failed it.
+ */
+export async function failSync(deps: JobDeps, sync: { id: string; entityId: string }, error: AppError): Promise<boolean> {
+  const failed = await deps.db.noteSync.updateMany({
+    where: { id: sync.id, status: { in: ["queued", "running"] } },
     data: {
       status: "failed",
       errorCode: error.code,
@@ -59,7 +63,9 @@ export async function failSync(db: NotesDeps["db"], syncId: string, error: AppEr
       finishedAt: new Date(),
     },
   });
-  return failed.count > 0;
+  if (failed.count === 0) return false;
+  await jobEnded(deps, { kind: "note_sync", id: sync.id, status: "failed", data: { entity_id: sync.entityId, error: error.code } });
+  return true;
 }
 
 const POOL = 4;
@@ -110,9 +116,7 @@ export async function runNoteSync(
   if (!sync || !isLive(sync.status)) return { status: "skipped" };
 
   const fail = async (error: AppError): Promise<RunOutcome> => {
-    if (await failSync(deps.db, sync.id, error)) {
-      await jobEnded(deps, { kind: "note_sync", id: sync.id, status: "failed", data: { entity_id: sync.entityId, error: error.code } });
-    }
+    await failSync(deps, sync, error);
     deps.logger.warn({ syncId: sync.id, code: error.code }, "meeting-note sync failed");
     return { status: "failed", code: error.code };
   };
@@ -171,12 +175,8 @@ export async function runNoteSync(
 
 /** A sync whose last attempt failed on an unexpected error: failed for good, its end announced once. */
 export async function failLastAttempt(deps: NotesDeps, syncId: string): Promise<void> {
-  const sync = await deps.db.noteSync.findUnique({ where: { id: syncId }, select: { id: true, entityId: true, status: true } });
-  if (!sync || !isLive(sync.status)) return;
-  const error = new AppError("internal_error", "The meeting-note import failed; it has been logged.");
-  if (await failSync(deps.db, sync.id, error)) {
-    await jobEnded(deps, { kind: "note_sync", id: sync.id, status: "failed", data: { entity_id: sync.entityId, error: error.code } });
-  }
+  const sync = await deps.db.noteSync.findUnique({ where: { id: syncId }, select: { id: true, entityId: true } });
+  if (sync) await failSync(deps, sync, new AppError("internal_error", "The meeting-note import failed; it has been logged."));
 }
 
 async function storePage(

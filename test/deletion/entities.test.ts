@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { markEntityDeletionFailed, runEntityDeletion } from "../../src/deletion/entity-run.js";
+import { runEntityDeletion } from "../../src/deletion/entity-run.js";
+import { markDeletionFailed } from "../../src/deletion/resumable.js";
 import { entityDeletionProcessor } from "../../workers/entity-deletion.js";
 import { waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -224,7 +225,7 @@ describe("DELETE /api/entities/{entity_id}", () => {
     expect(partway.progress.remaining).toBe(10 - partway.progress.rows_deleted);
 
     // Interrupted: the job's last attempt failed. Deleting again resumes it; the job finishes it.
-    await markEntityDeletionFailed(h.deps, res.body.id, new Error("the worker stopped"));
+    await markDeletionFailed(h.deps, res.body.id, new Error("the worker stopped"));
     expect((await progress()).body).toMatchObject({ status: "failed", error: "the worker stopped" });
     const again = await del(team.token);
     expect(again.status).toBe(202);

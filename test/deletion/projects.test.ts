@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { markProjectDeletionFailed, runProjectDeletion } from "../../src/deletion/project-run.js";
+import { runProjectDeletion } from "../../src/deletion/project-run.js";
+import { markDeletionFailed } from "../../src/deletion/resumable.js";
 import { projectDeletionProcessor } from "../../workers/project-deletion.js";
 import { waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -206,7 +207,7 @@ describe("DELETE /api/projects/{project_id}", () => {
     expect(partway.progress.remaining).toBe(originals - partway.progress.rows_deleted);
 
     // Interrupted: the job's last attempt failed. Deleting again resumes it; the job finishes it.
-    await markProjectDeletionFailed(h.deps, res.body.id, new Error("the worker stopped"));
+    await markDeletionFailed(h.deps, res.body.id, new Error("the worker stopped"));
     expect((await progress()).body).toMatchObject({ status: "failed", error: "the worker stopped" });
     const again = await del(team.token);
     expect(again.status).toBe(202);
