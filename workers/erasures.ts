@@ -5,5 +5,6 @@ import { processor } from "./runtime.js";
 export const erasureProcessor = processor<"erasure.run.v1">(
   (payload, { deps }) =>
     runErasure(deps.db, payload.erasureId, deps.config.ERASURE_BATCH_SIZE, { factor: deps.config.DELETION_PAUSE_FACTOR }),
-  { onLastFailure: (payload, err, { deps }) => markErasureFailed(deps.db, payload.erasureId, err) },
+  // An erasure record is no job kind with an end event: nothing to announce.
+  { onLastFailure: (payload, err, { deps }) => markErasureFailed(deps.db, payload.erasureId, err).then(() => null) },
 );

@@ -1,4 +1,5 @@
 import { UnrecoverableError } from "bullmq";
+import { endedWith, endOf } from "../src/jobs/lifecycle.js";
 import { failLastAttempt, runNoteSync } from "../src/notes/importer.js";
 import { processor } from "./runtime.js";
 
@@ -11,9 +12,13 @@ import { processor } from "./runtime.js";
 export const notesSyncProcessor = processor<"notes.sync.v1">(
   async (payload, { deps }) => {
     const outcome = await runNoteSync(deps, payload);
-    if (outcome.status === "failed") throw new UnrecoverableError(`meeting-note sync ${payload.syncId} failed: ${outcome.code}`);
+    if (outcome.status === "failed")
+      throw endedWith(new UnrecoverableError(`meeting-note sync ${payload.syncId} failed: ${outcome.code}`), endOf(outcome));
     if (outcome.status === "skipped" || outcome.status === "cancelled") return { syncId: payload.syncId, status: outcome.status };
-    return { syncId: payload.syncId, status: "completed", imported: outcome.result.imported, skipped_dedup: outcome.result.skipped_dedup };
+    return endedWith(
+      { syncId: payload.syncId, status: "completed", imported: outcome.result.imported, skipped_dedup: outcome.result.skipped_dedup },
+      endOf(outcome),
+    );
   },
   { onLastFailure: (payload, _err, { deps }) => failLastAttempt(deps, payload.syncId) },
 );

@@ -6,6 +6,7 @@ import { processor } from "./runtime.js";
 export const projectDeletionProcessor = processor<"project.delete.v1">(
   (payload, { deps }) => runProjectDeletion(deps, payload.deletionId),
   {
-    onLastFailure: (payload, err, { deps }) => markDeletionFailed(deps, payload.deletionId, err),
+    // A deletion record is no job kind with an end event: nothing to announce.
+    onLastFailure: (payload, err, { deps }) => markDeletionFailed(deps, payload.deletionId, err).then(() => null),
   },
 );

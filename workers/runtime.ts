@@ -1,5 +1,6 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker } from "bullmq";
 import { isFinalAttempt, isPermanent } from "../src/jobs/failures.js";
+import { type EndedJob, endOf, jobEnded } from "../src/jobs/lifecycle.js";
 import { concurrencyOf } from "../src/platform/config.js";
 import type { AppDeps } from "../src/platform/deps.js";
 import { toError } from "../src/platform/errors.js";
@@ -16,6 +17,11 @@ import { reportRedisError } from "../src/platform/redis-errors.js";
  * an attempt fails and no other will follow (the job's last attempt, or a permanent error), the
  * runtime calls the processor's `onLastFailure` before the job moves to failed, so the kind records
  * the failure on its row once, here, rather than in each processor.
+ *
+ * The runtime also announces each job's end (`jobEnded`: subscribers, webhooks, a waiting workflow
+ * run): a kind writes its terminal row and returns, or throws, what it wrote (`endedWith`), and its
+ * `onLastFailure` answers the failure it wrote; the runtime announces it once the attempt is over.
+ * The kinds never announce their own ends from a worker.
  */
 export interface ProcessorContext {
   deps: AppDeps;
@@ -26,8 +32,8 @@ export interface ProcessorContext {
 export type Processor<N extends JobName> = ((payload: JobPayload<N>, ctx: ProcessorContext) => Promise<unknown>) & {
   /** For catalog options `backoff: { type: "custom" }`: ms before the next attempt after `attemptsMade` failed ones; -1 ends the job. */
   retryDelay?: (attemptsMade: number, deps: AppDeps) => number;
-  /** Records the failure on the kind's row; its own errors are logged, never thrown. */
-  onLastFailure?: (payload: JobPayload<N>, err: Error, ctx: ProcessorContext) => Promise<unknown>;
+  /** Records the failure on the kind's row and answers the end it wrote (none when the row had ended); its own errors are logged, never thrown. */
+  onLastFailure?: (payload: JobPayload<N>, err: Error, ctx: ProcessorContext) => Promise<EndedJob | null | undefined>;
 };
 export type ProcessorTable = { [N in JobName]?: Processor<N> };
 
@@ -84,17 +90,21 @@ export function startWorkers(
         active.set(`${queue}:${job.id}`, { queue, id: job.id, name: job.name });
         const ctx = { deps, job, token };
         try {
-          return await processor(payload, ctx);
+          const result = await processor(payload, ctx);
+          const ended = endOf(result);
+          if (ended) await jobEnded(deps, ended);
+          return result;
         } catch (thrown) {
           const err = toError(thrown);
           const permanent = isPermanent(err);
-          if (processor.onLastFailure && (permanent || isFinalAttempt(job))) {
-            await processor
-              .onLastFailure(payload, err, ctx)
-              .catch((markErr: unknown) =>
-                deps.logger.error({ queue, jobId: job.id, name: job.name, err: markErr }, "could not record the job's failure on its row"),
-              );
+          let ended: EndedJob | null | undefined | undefined = endOf(thrown);
+          if (!ended && processor.onLastFailure && (permanent || isFinalAttempt(job))) {
+            ended = await processor.onLastFailure(payload, err, ctx).catch((markErr: unknown) => {
+              deps.logger.error({ queue, jobId: job.id, name: job.name, err: markErr }, "could not record the job's failure on its row");
+              return undefined;
+            });
           }
+          if (ended) await jobEnded(deps, ended);
           // BullMQ retries anything but an UnrecoverableError.
           throw permanent && !(err instanceof UnrecoverableError)
             ? Object.assign(new UnrecoverableError(err.message), { cause: err })

@@ -6,9 +6,6 @@ import { processor } from "./runtime.js";
  * settle). A step waiting on its child job ends this job; the child's end queues the next one. The
  * run is settled failed when a step fails for the last time.
  */
-export const workflowRunProcessor = processor<"workflow.run.v1">(
-  async ({ runId }, { deps }) => ({ status: await executeRun(deps, runId) }),
-  {
-    onLastFailure: ({ runId }, err, { deps }) => markRunFailed(deps, runId, err),
-  },
-);
+export const workflowRunProcessor = processor<"workflow.run.v1">(({ runId }, { deps }) => executeRun(deps, runId), {
+  onLastFailure: ({ runId }, err, { deps }) => markRunFailed(deps, runId, err),
+});

@@ -1,6 +1,6 @@
 import { JobCancelled } from "../jobs/cancellation.js";
 import { jobIds } from "../jobs/ids.js";
-import { assertCancelled, jobEnded, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { assertCancelled, cancelJob } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
 import { submit } from "../jobs/submit.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -43,22 +43,28 @@ export const CANCELLED_DETAIL = "The analysis was cancelled.";
  * a queued job leaves the queue and a running worker stops at its next step.
  */
 export async function cancelAnalysis(deps: AppDeps, analysisId: string): Promise<void> {
-  let changed = true;
-  try {
-    await appendEvent(deps, analysisId, "error", { status: "cancelled", detail: CANCELLED_DETAIL }, async (tx) => {
-      const updated = await tx.analysis.updateMany({
-        where: { id: analysisId, status: { in: ["queued", "running"] } },
-        data: { status: "cancelled", error: CANCELLED_DETAIL, finishedAt: new Date() },
-      });
-      if (updated.count === 0) throw new JobCancelled("The analysis");
-    });
-  } catch (err) {
-    if (!(err instanceof JobCancelled)) throw err;
-    changed = false;
-  }
-  const row = await deps.db.analysis.findUnique({ where: { id: analysisId }, select: { status: true, entityId: true } });
-  assertCancelled("analysis", { changed, status: row?.status });
-  if (!changed) return;
-  await removeQueuedEntry(deps.queues.get("analysis"), analysisJobId(analysisId));
-  await jobEnded(deps, { kind: "analysis", id: analysisId, status: "cancelled", data: { entity_id: row?.entityId ?? null } });
+  const row = await deps.db.analysis.findUnique({ where: { id: analysisId }, select: { entityId: true } });
+  const outcome = await cancelJob(deps, {
+    kind: "analysis",
+    id: analysisId,
+    entry: { queue: deps.queues.get("analysis"), id: analysisJobId(analysisId) },
+    data: { entity_id: row?.entityId ?? null },
+    transition: async () => {
+      try {
+        await appendEvent(deps, analysisId, "error", { status: "cancelled", detail: CANCELLED_DETAIL }, async (tx) => {
+          const updated = await tx.analysis.updateMany({
+            where: { id: analysisId, status: { in: ["queued", "running"] } },
+            data: { status: "cancelled", error: CANCELLED_DETAIL, finishedAt: new Date() },
+          });
+          if (updated.count === 0) throw new JobCancelled("The analysis");
+        });
+        return { changed: true, status: "cancelled" };
+      } catch (err) {
+        if (!(err instanceof JobCancelled)) throw err;
+        const now = await deps.db.analysis.findUnique({ where: { id: analysisId }, select: { status: true } });
+        return { changed: false, status: now?.status };
+      }
+    },
+  });
+  assertCancelled("analysis", outcome);
 }

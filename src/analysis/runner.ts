@@ -3,7 +3,7 @@ import { forgetDeletedCitations } from "../deletion/analyses.js";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
 import { type CancelWatch, JobCancelled, watchJob } from "../jobs/cancellation.js";
-import { jobEnded } from "../jobs/lifecycle.js";
+import { type EndedJob, endedWith } from "../jobs/lifecycle.js";
 import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -141,8 +141,10 @@ async function analyse(
         data: { status: output.status, result: result as unknown as Prisma.InputJsonObject, finishedAt: new Date(), error: null },
       });
     });
-    await jobEnded(deps, { kind: "analysis", id: analysisId, status: output.status, data: { entity_id: row.entityId } });
-    return { status: output.status };
+    return endedWith(
+      { status: output.status },
+      { kind: "analysis", id: analysisId, status: output.status, data: { entity_id: row.entityId } },
+    );
   } catch (err) {
     if (err instanceof JobCancelled || cancel.signal.aborted) return { status: "cancelled" };
     // Retried, or ended when none follows: the worker runtime then calls failAnalysis.
@@ -152,22 +154,21 @@ async function analyse(
 
 /**
  * An analysis whose last attempt failed: the stream's terminal `error` event and the row's `failed`, in one
- * transaction that refuses an analysis no longer running (a cancel that won keeps its own end), then its
- * end announced. A caller's error (an AppError) is shown as it is; anything else as an internal error.
+ * transaction that refuses an analysis no longer running (a cancel that won keeps its own end); answers
+ * the end it wrote, which the worker runtime announces. A caller's error (an AppError) is shown as it is; anything else as an internal error.
  */
-export async function failAnalysis(deps: AppDeps, analysisId: string, err: Error): Promise<void> {
+export async function failAnalysis(deps: AppDeps, analysisId: string, err: Error): Promise<EndedJob | null> {
   const cause = (err as { cause?: unknown }).cause;
   const shown = err instanceof AppError ? err : cause instanceof AppError ? cause : null;
   const detail = shown ? shown.message : "The analysis failed on an internal error.";
   deps.logger.error({ err, analysisId }, "analysis failed");
   const row = await deps.db.analysis.findUnique({ where: { id: analysisId }, select: { entityId: true, status: true } });
-  if (row?.status !== "running" && row?.status !== "queued") return;
+  if (row?.status !== "running" && row?.status !== "queued") return null;
   const stored = await appendEvent(deps, analysisId, "error", { status: "failed", detail }, async (tx) => {
     await stillRunning(tx, analysisId, { status: "failed", error: detail, finishedAt: new Date() });
   }).catch((stopped: unknown) => {
     if (stopped instanceof JobCancelled) return undefined;
     throw stopped;
   });
-  if (stored)
-    await jobEnded(deps, { kind: "analysis", id: analysisId, status: "failed", data: { entity_id: row.entityId, error: detail } });
+  return stored ? { kind: "analysis", id: analysisId, status: "failed", data: { entity_id: row.entityId, error: detail } } : null;
 }

@@ -1,5 +1,5 @@
 import { removalsOfRun } from "../coverage/removals.js";
-import { assertCancelled, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { assertCancelled, cancelJob } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { writableEntityForUser } from "../workspaces/access.js";
 import type { JobStatusResponse } from "./schemas.js";
@@ -27,15 +27,11 @@ export async function cancelJobRow(
   row: { id: string; queueJobId: string; entityId: string; analysisId: string | null },
   detail?: string,
 ): Promise<{ changed: boolean; status: string | undefined }> {
-  const outcome = await markCancelled(deps.db, "collection_job", row.id, detail);
-  if (outcome.changed) {
-    await removeQueuedEntry(deps.queues.get("collection"), row.queueJobId);
-    await jobEnded(deps, {
-      kind: "collection_job",
-      id: row.id,
-      status: "cancelled",
-      data: { entity_id: row.entityId, analysis_id: row.analysisId },
-    });
-  }
-  return outcome;
+  return cancelJob(deps, {
+    kind: "collection_job",
+    id: row.id,
+    detail,
+    entry: { queue: deps.queues.get("collection"), id: row.queueJobId },
+    data: { entity_id: row.entityId, analysis_id: row.analysisId },
+  });
 }

@@ -1,7 +1,7 @@
 import type { Job } from "bullmq";
 import { type CancelWatch, JobCancelled, watchJob } from "../jobs/cancellation.js";
 import { isFinalAttempt } from "../jobs/failures.js";
-import { jobEnded } from "../jobs/lifecycle.js";
+import { type EndedJob, endedWith } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { startAnalysis } from "./analysis.js";
 import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
@@ -115,9 +115,8 @@ export async function runCollectionJob(
     const failed = await deps.db.$executeRaw`
       UPDATE collection_jobs SET status = 'failed', error = 'the entity no longer exists', finished_at = now(), updated_at = now()
       WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'`;
-    if (failed > 0)
-      await jobEnded(deps, { kind: "collection_job", id: jobId, status: "failed", data: { error: "the entity no longer exists" } });
-    return { status: "failed", analysisId: null };
+    const ended: EndedJob = { kind: "collection_job", id: jobId, status: "failed", data: { error: "the entity no longer exists" } };
+    return endedWith({ status: "failed", analysisId: null }, failed > 0 ? ended : null);
   }
   const cancel = options.cancel ?? watchJob(deps, "collection_job", jobId, "The collection job");
   try {
@@ -188,8 +187,10 @@ async function collect(
     await options.cancel.check();
     throw new FenceLost(jobId);
   }
-  await jobEnded(deps, { kind: "collection_job", id: jobId, status: "completed", data: endedData(row.entityId, analysisId) });
-  return { status: "completed", analysisId };
+  return endedWith(
+    { status: "completed", analysisId },
+    { kind: "collection_job", id: jobId, status: "completed", data: endedData(row.entityId, analysisId) },
+  );
 }
 
 const endedData = (entityId: string, analysisId: string | null, error?: string) => ({
@@ -198,23 +199,18 @@ const endedData = (entityId: string, analysisId: string | null, error?: string) 
   ...(error ? { error } : {}),
 });
 
-/** Marks a job failed after its last attempt (a run that lost its fence leaves the row alone). */
-export async function markFailed(deps: RunDeps, jobId: string, error: Error): Promise<void> {
-  if (error instanceof FenceLost) return;
+/** Marks a job failed after its last attempt (a run that lost its fence leaves the row alone); answers the end it wrote. */
+export async function markFailed(deps: RunDeps, jobId: string, error: Error): Promise<EndedJob | null> {
+  if (error instanceof FenceLost) return null;
   const message = error.message.slice(0, 2000);
   const rows = await deps.db.$queryRaw<{ entity_id: string; analysis_id: string | null }[]>`
     UPDATE collection_jobs SET status = 'failed', error = ${message}, finished_at = now(), updated_at = now()
     WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
     RETURNING entity_id, analysis_id`;
   const failed = rows[0];
-  if (failed) {
-    await jobEnded(deps, {
-      kind: "collection_job",
-      id: jobId,
-      status: "failed",
-      data: endedData(failed.entity_id, failed.analysis_id, message),
-    });
-  }
+  return failed
+    ? { kind: "collection_job", id: jobId, status: "failed", data: endedData(failed.entity_id, failed.analysis_id, message) }
+    : null;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { cancelAnalysis } from "../analysis/jobs.js";
 import { cancelJobRow } from "../collection/cancel.js";
 import { jobIds } from "../jobs/ids.js";
-import { jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { cancelJob, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
 import { settle } from "../runs/execute.js";
@@ -58,24 +58,25 @@ export async function cancelEntityJobs(deps: AppDeps, entityId: string): Promise
   }
 
   for (const sync of await db.noteSync.findMany({ where: { entityId, status: { in: LIVE } } })) {
-    if ((await markCancelled(db, "note_sync", sync.id, DELETION_DETAIL)).changed) {
-      await removeQueuedEntry(deps.queues.get("notes-sync"), jobIds.notes(sync.userId, sync.requestId, sync.attempt));
-      await jobEnded(deps, {
-        kind: "note_sync",
-        id: sync.id,
-        status: "cancelled",
-        data: { entity_id: entityId, request_id: sync.requestId },
-      });
-      out.note_syncs++;
-    }
+    const outcome = await cancelJob(deps, {
+      kind: "note_sync",
+      id: sync.id,
+      detail: DELETION_DETAIL,
+      entry: { queue: deps.queues.get("notes-sync"), id: jobIds.notes(sync.userId, sync.requestId, sync.attempt) },
+      data: { entity_id: entityId, request_id: sync.requestId },
+    });
+    if (outcome.changed) out.note_syncs++;
   }
 
   for (const sweep of await db.sweepRun.findMany({ where: { entityId, status: { in: LIVE } }, select: { id: true } })) {
-    if ((await markCancelled(db, "sweep_run", sweep.id, DELETION_DETAIL)).changed) {
-      await removeQueuedEntry(deps.queues.get("enrichment"), jobIds.sweep(sweep.id));
-      await jobEnded(deps, { kind: "sweep_run", id: sweep.id, status: "cancelled", data: { entity_id: entityId } });
-      out.sweep_runs++;
-    }
+    const outcome = await cancelJob(deps, {
+      kind: "sweep_run",
+      id: sweep.id,
+      detail: DELETION_DETAIL,
+      entry: { queue: deps.queues.get("enrichment"), id: jobIds.sweep(sweep.id) },
+      data: { entity_id: entityId },
+    });
+    if (outcome.changed) out.sweep_runs++;
   }
   return out;
 }

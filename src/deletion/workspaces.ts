@@ -1,7 +1,7 @@
 import { cancelAnalysis } from "../analysis/jobs.js";
 import { cancelJobRow } from "../collection/cancel.js";
 import { jobIds } from "../jobs/ids.js";
-import { jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { cancelJob, endJob, removeQueuedEntry } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError, notFound } from "../platform/errors.js";
 import { atLeast, type Role } from "../platform/roles.js";
@@ -161,7 +161,7 @@ export async function cancelWorkspaceJobs(deps: Deps, workspaceId: string): Prom
     select: { id: true },
   });
   for (const run of runs) {
-    if (await settle(deps, run.id, { status: "cancelled", usage: { platforms: 0, sources: 0 } })) {
+    if (await endJob(deps, () => settle(deps, run.id, { status: "cancelled", usage: { platforms: 0, sources: 0 } }))) {
       await removeQueuedEntry(deps.queues.get("workflow-run"), runJobId(run.id));
       cancelled++;
     }
@@ -186,22 +186,25 @@ export async function cancelWorkspaceJobs(deps: Deps, workspaceId: string): Prom
 
   const syncs = await deps.db.noteSync.findMany({ where: { ...entities, status: { in: ["queued", "running"] } } });
   for (const sync of syncs) {
-    if (!(await markCancelled(deps.db, "note_sync", sync.id, DETAIL)).changed) continue;
-    await removeQueuedEntry(deps.queues.get("notes-sync"), jobIds.notes(sync.userId, sync.requestId, sync.attempt));
-    await jobEnded(deps, {
+    const outcome = await cancelJob(deps, {
       kind: "note_sync",
       id: sync.id,
-      status: "cancelled",
+      detail: DETAIL,
+      entry: { queue: deps.queues.get("notes-sync"), id: jobIds.notes(sync.userId, sync.requestId, sync.attempt) },
       data: { entity_id: sync.entityId, request_id: sync.requestId },
     });
-    cancelled++;
+    if (outcome.changed) cancelled++;
   }
   const sweeps = await deps.db.sweepRun.findMany({ where: { ...entities, status: { in: ["queued", "running"] } } });
   for (const sweep of sweeps) {
-    if (!(await markCancelled(deps.db, "sweep_run", sweep.id, DETAIL)).changed) continue;
-    await removeQueuedEntry(deps.queues.get("enrichment"), jobIds.sweep(sweep.id));
-    await jobEnded(deps, { kind: "sweep_run", id: sweep.id, status: "cancelled", data: { entity_id: sweep.entityId } });
-    cancelled++;
+    const outcome = await cancelJob(deps, {
+      kind: "sweep_run",
+      id: sweep.id,
+      detail: DETAIL,
+      entry: { queue: deps.queues.get("enrichment"), id: jobIds.sweep(sweep.id) },
+      data: { entity_id: sweep.entityId },
+    });
+    if (outcome.changed) cancelled++;
   }
   return cancelled;
 }

@@ -73,6 +73,59 @@ export async function removeQueuedEntry(queue: Queue, jobId: string): Promise<bo
 }
 
 /**
+ * The cancel every kind goes through: the row's transition (`markCancelled`, or the kind's own when
+ * it settles more than its row, as a workflow run's ledger), then, when this call made it, the queue
+ * entry that has not started leaves and the end is announced. Answers the transition's outcome;
+ * `assertCancelled` turns it into the API's answer.
+ */
+export async function cancelJob(
+  deps: Deps,
+  job: {
+    kind: JobKind;
+    id: string;
+    /** The queue entry to take back, when the kind's job may still wait on its queue. */
+    entry?: { queue: Queue; id: string };
+    data?: Record<string, unknown>;
+    detail?: string;
+    transition?: () => Promise<{ changed: boolean; status: string | undefined }>;
+  },
+): Promise<{ changed: boolean; status: string | undefined }> {
+  const outcome = await (job.transition ? job.transition() : markCancelled(deps.db, job.kind, job.id, job.detail));
+  if (!outcome.changed) return outcome;
+  if (job.entry) await removeQueuedEntry(job.entry.queue, job.entry.id);
+  await jobEnded(deps, { kind: job.kind, id: job.id, status: "cancelled", data: job.data });
+  return outcome;
+}
+
+/**
+ * Any other terminal transition made outside a worker (an operator failing a job whose queue entry
+ * was lost): the kind's transition answers the end it wrote, and it is announced here. True when
+ * this call ended the job.
+ */
+export async function endJob(deps: Deps, transition: () => Promise<EndedJob | null>): Promise<boolean> {
+  const ended = await transition();
+  if (ended) await jobEnded(deps, ended);
+  return ended !== null;
+}
+
+/**
+ * How a job that a worker ran says that it ended: the kind's code writes the terminal row and
+ * returns (or throws) what it wrote, marked with `endedWith`; the worker runtime announces it
+ * (`jobEnded`) once the attempt is over, and so does its last-failure hook's answer. The mark is
+ * not enumerable: it never reaches the queue's stored return value.
+ */
+const ENDED = Symbol("ended");
+
+export function endedWith<T extends object>(value: T, ended: EndedJob | null | undefined): T {
+  if (ended) Object.defineProperty(value, ENDED, { value: ended, enumerable: false });
+  return value;
+}
+
+/** The end a job's result or error carries, if its attempt ended the job. */
+export const endOf = (value: unknown): EndedJob | undefined =>
+  value !== null && typeof value === "object" ? ((value as { [ENDED]?: EndedJob })[ENDED] ?? undefined) : undefined;
+
+/**
  * A job's owner and workspace (null when its entity is gone), by kind, and for the kinds whose
  * retries are new attempts (src/jobs/attempts.ts) which attempt of its key it is.
  */

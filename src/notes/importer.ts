@@ -2,7 +2,7 @@ import type { IngestResponse } from "../ingest/schemas.js";
 import { IngestRequestSchema } from "../ingest/schemas.js";
 import { ingestContentWith } from "../ingest/service.js";
 import { JobCancelled, rowStatus, watchJob } from "../jobs/cancellation.js";
-import { jobEnded } from "../jobs/lifecycle.js";
+import { type EndedJob, endedWith } from "../jobs/lifecycle.js";
 import type { JobDeps } from "../jobs/registry.js";
 import { isLive } from "../jobs/states.js";
 import type { DbTx, Prisma } from "../platform/db.js";
@@ -49,10 +49,10 @@ export function providerFailure(err: MeetingNotesError): AppError {
 }
 
 /**
- * Marks a sync failed with an answerable error (and its Retry-After, if any), unless it already ended,
- * and announces its end; answers whether it was this call that failed it.
+ * Marks a sync failed with an answerable error (and its Retry-After, if any), unless it already ended;
+ * answers the end it wrote (null when the sync had ended).
  */
-export async function failSync(deps: JobDeps, sync: { id: string; entityId: string }, error: AppError): Promise<boolean> {
+export async function failSync(deps: JobDeps, sync: { id: string; entityId: string }, error: AppError): Promise<EndedJob | null> {
   const failed = await deps.db.noteSync.updateMany({
     where: { id: sync.id, status: { in: ["queued", "running"] } },
     data: {
@@ -63,9 +63,8 @@ export async function failSync(deps: JobDeps, sync: { id: string; entityId: stri
       finishedAt: new Date(),
     },
   });
-  if (failed.count === 0) return false;
-  await jobEnded(deps, { kind: "note_sync", id: sync.id, status: "failed", data: { entity_id: sync.entityId, error: error.code } });
-  return true;
+  if (failed.count === 0) return null;
+  return { kind: "note_sync", id: sync.id, status: "failed", data: { entity_id: sync.entityId, error: error.code } };
 }
 
 const POOL = 4;
@@ -116,9 +115,9 @@ export async function runNoteSync(
   if (!sync || !isLive(sync.status)) return { status: "skipped" };
 
   const fail = async (error: AppError): Promise<RunOutcome> => {
-    await failSync(deps, sync, error);
+    const ended = await failSync(deps, sync, error);
     deps.logger.warn({ syncId: sync.id, code: error.code }, "meeting-note sync failed");
-    return { status: "failed", code: error.code };
+    return endedWith({ status: "failed", code: error.code }, ended);
   };
 
   const box = secretBoxFor(deps.config);
@@ -155,13 +154,15 @@ export async function runNoteSync(
     // The page is stored in one transaction that refuses a sync no longer live: a cancel
     // that wins the race leaves nothing of the page behind.
     const result = await storePage(deps, entity, sync, params, page);
-    await jobEnded(deps, {
-      kind: "note_sync",
-      id: sync.id,
-      status: "completed",
-      data: { entity_id: entity.id, request_id: sync.requestId, imported: result.imported },
-    });
-    return { status: "completed", result };
+    return endedWith(
+      { status: "completed", result },
+      {
+        kind: "note_sync",
+        id: sync.id,
+        status: "completed",
+        data: { entity_id: entity.id, request_id: sync.requestId, imported: result.imported },
+      },
+    );
   } catch (err) {
     if (err instanceof JobCancelled || cancel.signal.aborted || (await status()) === "cancelled") return { status: "cancelled" };
     if (err instanceof MeetingNotesError) return fail(providerFailure(err));
@@ -173,10 +174,10 @@ export async function runNoteSync(
   }
 }
 
-/** A sync whose last attempt failed on an unexpected error: failed for good, its end announced once. */
-export async function failLastAttempt(deps: NotesDeps, syncId: string): Promise<void> {
+/** A sync whose last attempt failed on an unexpected error: failed for good; answers the end it wrote. */
+export async function failLastAttempt(deps: NotesDeps, syncId: string): Promise<EndedJob | null> {
   const sync = await deps.db.noteSync.findUnique({ where: { id: syncId }, select: { id: true, entityId: true } });
-  if (sync) await failSync(deps, sync, new AppError("internal_error", "The meeting-note import failed; it has been logged."));
+  return sync ? failSync(deps, sync, new AppError("internal_error", "The meeting-note import failed; it has been logged.")) : null;
 }
 
 async function storePage(

@@ -1,3 +1,4 @@
+import { endJob } from "../jobs/lifecycle.js";
 import { heldInQueue } from "../jobs/queue-entries.js";
 import type { JobDeps } from "../jobs/registry.js";
 import { AppError } from "../platform/errors.js";
@@ -24,7 +25,7 @@ export async function failLostSyncs(deps: JobDeps, options: { olderThanSeconds: 
       "service_unavailable",
       "The import's queued job was lost before it ran; send the same request again (same request_id) to import the page.",
     );
-    if (await failSync(deps, row, error)) failed += 1;
+    if (await endJob(deps, () => failSync(deps, row, error))) failed += 1;
   }
   return `meeting-note syncs: checked ${rows.length}, failed ${failed} whose job was lost (the caller retries with the same request_id)`;
 }

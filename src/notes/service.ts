@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { NoteSync } from "../generated/prisma/client.js";
 import { attemptOf } from "../jobs/attempts.js";
 import { jobIds } from "../jobs/ids.js";
-import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { assertCancelled, cancelJob, endedChannel } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
 import { submit } from "../jobs/submit.js";
 import { canonicalJson } from "../platform/canonical.js";
@@ -229,13 +229,14 @@ async function visibleSync(db: AppDeps["db"], userId: string, requestId: string)
 export async function cancelSync(deps: SyncDeps, userId: string, requestId: string) {
   const { row, workspaceId } = await visibleSync(deps.db, userId, requestId);
   await requireWriter(deps.db, userId, workspaceId, "cancel meeting-note imports");
-  const outcome = await markCancelled(deps.db, "note_sync", row.id);
-  assertCancelled("note_sync", outcome);
-  if (outcome.changed) {
+  const outcome = await cancelJob(deps, {
+    kind: "note_sync",
+    id: row.id,
     // The queue job is named after the user who started the sync, not the caller.
-    await removeQueuedEntry(deps.queues.get("notes-sync"), notesJobId(row.userId, requestId, row.attempt));
-    await jobEnded(deps, { kind: "note_sync", id: row.id, status: "cancelled", data: { entity_id: row.entityId, request_id: requestId } });
-  }
+    entry: { queue: deps.queues.get("notes-sync"), id: notesJobId(row.userId, requestId, row.attempt) },
+    data: { entity_id: row.entityId, request_id: requestId },
+  });
+  assertCancelled("note_sync", outcome);
   return describeSync(await deps.db.noteSync.findUniqueOrThrow({ where: { id: row.id } }));
 }
 

@@ -1,6 +1,6 @@
 import { cancelAnalysis } from "../analysis/jobs.js";
 import { cancelJobRow } from "../collection/cancel.js";
-import { assertCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { assertCancelled, endJob, removeQueuedEntry } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
 import type { AppDeps } from "../platform/deps.js";
 import { requireWriter } from "../workspaces/access.js";
@@ -30,7 +30,7 @@ export async function cancelRun(
     const job = await deps.db.collectionJob.findUnique({ where: { id: run.collectionJobId } });
     if (job?.status === "completed") platforms = collectedFrom(job, job.platforms).platformsCollected;
   }
-  const changed = await settle(deps, run.id, { status: "cancelled", usage: { platforms, sources: 0 } });
+  const changed = await endJob(deps, () => settle(deps, run.id, { status: "cancelled", usage: { platforms, sources: 0 } }));
   const after = await deps.db.workflowRun.findUniqueOrThrow({ where: { id: run.id } });
   assertCancelled("workflow_run", { changed, status: after.status });
   if (changed) {

@@ -1,7 +1,7 @@
 import { appendEntry, lockWorkspaceLedger } from "../billing/ledger.js";
 import { price, type RunScope } from "../billing/pricing.js";
 import { JobCancelled } from "../jobs/cancellation.js";
-import { jobEnded } from "../jobs/lifecycle.js";
+import { type EndedJob, endedWith } from "../jobs/lifecycle.js";
 import type { AppDeps } from "../platform/deps.js";
 import { analyseStep, type CollectOutcome, collectStep, WAITING } from "./steps.js";
 
@@ -32,8 +32,11 @@ export type Outcome =
 
 type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
 
-/** Settles a live run; false when it had already ended (nothing is written then). */
-export async function settle(deps: Deps, runId: string, outcome: Outcome): Promise<boolean> {
+/**
+ * Settles a live run and answers the end it wrote, for its caller to announce (the worker runtime, or
+ * `endJob` outside a worker); null when it had already ended (nothing is written then).
+ */
+export async function settle(deps: Deps, runId: string, outcome: Outcome): Promise<EndedJob | null> {
   const settled = await deps.db.$transaction(async (tx) => {
     const run = await tx.workflowRun.findUniqueOrThrow({ where: { id: runId } });
     await lockWorkspaceLedger(tx, run.workspaceId);
@@ -71,21 +74,19 @@ export async function settle(deps: Deps, runId: string, outcome: Outcome): Promi
     });
     return true;
   });
-  if (settled) {
-    const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
-    await jobEnded(deps, {
-      kind: "workflow_run",
-      id: runId,
-      status: outcome.status,
-      data: {
-        entity_id: run?.entityId ?? null,
-        skill_id: run?.skillKey ?? null,
-        charged_credits: run?.chargedCredits ?? 0,
-        ...("error" in outcome ? { error: outcome.error } : {}),
-      },
-    });
-  }
-  return settled;
+  if (!settled) return null;
+  const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
+  return {
+    kind: "workflow_run",
+    id: runId,
+    status: outcome.status,
+    data: {
+      entity_id: run?.entityId ?? null,
+      skill_id: run?.skillKey ?? null,
+      charged_credits: run?.chargedCredits ?? 0,
+      ...("error" in outcome ? { error: outcome.error } : {}),
+    },
+  };
 }
 
 export function runContext(run: {
@@ -110,18 +111,19 @@ export function runContext(run: {
   };
 }
 
-export async function executeRun(deps: AppDeps, runId: string): Promise<string> {
+/** Runs the run's next step; answers where it stands, marked with its end when this step settled it (`endedWith`). */
+export async function executeRun(deps: AppDeps, runId: string): Promise<{ status: string }> {
   const run = await deps.db.workflowRun.findUnique({ where: { id: runId } });
   // The first step is sent only once its run has committed (the job outbox), so a missing run was removed.
   if (!run) {
     deps.logger.warn({ runId }, "a workflow run's job found no run; nothing to do");
-    return "missing";
+    return { status: "missing" };
   }
   const started = await deps.db.workflowRun.updateMany({
     where: { id: run.id, status: { in: ["queued", "running"] } },
     data: { status: "running" },
   });
-  if (started.count === 0) return run.status;
+  if (started.count === 0) return { status: run.status };
 
   const context = runContext(run);
   try {
@@ -130,30 +132,27 @@ export async function executeRun(deps: AppDeps, runId: string): Promise<string> 
     let collected: CollectOutcome | null = null;
     if (context.scope.source_mode === "refresh") {
       const step = await collectStep(deps, context);
-      if (step === WAITING) return WAITING;
+      if (step === WAITING) return { status: WAITING };
       collected = step;
       if (collected.platformsCollected === 0 && collected.blocked.length > 0) {
-        await settle(deps, run.id, { status: "blocked", error: `Every platform was blocked: ${collected.blocked.join("; ")}` });
-        return "blocked";
+        const error = `Every platform was blocked: ${collected.blocked.join("; ")}`;
+        return endedWith({ status: "blocked" }, await settle(deps, run.id, { status: "blocked", error }));
       }
     }
     const analysed = await analyseStep(deps, context);
-    if (analysed === WAITING) return WAITING;
-    await settle(deps, run.id, {
-      status: "completed",
-      usage: { platforms: collected?.platformsCollected ?? 0, sources: Math.min(analysed.sourcesUsed, context.scope.max_sources) },
-    });
-    return "completed";
+    if (analysed === WAITING) return { status: WAITING };
+    const usage = { platforms: collected?.platformsCollected ?? 0, sources: Math.min(analysed.sourcesUsed, context.scope.max_sources) };
+    return endedWith({ status: "completed" }, await settle(deps, run.id, { status: "completed", usage }));
   } catch (thrown) {
     // Cancelled while this step ran: the cancel settled the run and its children.
-    if (thrown instanceof JobCancelled) return "cancelled";
+    if (thrown instanceof JobCancelled) return { status: "cancelled" };
     // Retried, or ended at once when retrying cannot help (an entity gone, a child that ended badly, a bad
     // payload): the worker runtime decides, and settles the run through markRunFailed when none follows.
     throw thrown;
   }
 }
 
-/** A run whose step failed for the last time: settled failed, its unused reservation released. */
-export async function markRunFailed(deps: AppDeps, runId: string, err: Error): Promise<void> {
-  await settle(deps, runId, { status: "failed", error: err.message.slice(0, 1000) });
+/** A run whose step failed for the last time: settled failed, its unused reservation released; answers the end it wrote. */
+export function markRunFailed(deps: AppDeps, runId: string, err: Error): Promise<EndedJob | null> {
+  return settle(deps, runId, { status: "failed", error: err.message.slice(0, 1000) });
 }

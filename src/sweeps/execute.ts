@@ -1,7 +1,7 @@
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { enrichContent } from "../enrichment/service.js";
 import { JobCancelled, watchJob } from "../jobs/cancellation.js";
-import { jobEnded } from "../jobs/lifecycle.js";
+import { type EndedJob, endedWith } from "../jobs/lifecycle.js";
 import type { JobDeps } from "../jobs/registry.js";
 import type { Db } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -105,9 +105,10 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
     UPDATE sweep_runs SET status = 'completed', statistics = ${JSON.stringify(stats)}::jsonb, finished_at = clock_timestamp(),
       updated_at = clock_timestamp(), error = NULL
     WHERE id = ${runId}::uuid AND status = 'running'`;
-  if (completed > 0)
-    await jobEnded(deps, { kind: "sweep_run", id: runId, status: "completed", data: { entity_id: run.entity_id, statistics: stats } });
-  return stats;
+  return endedWith(
+    stats,
+    completed > 0 ? { kind: "sweep_run", id: runId, status: "completed", data: { entity_id: run.entity_id, statistics: stats } } : null,
+  );
 }
 
 async function save(db: Db, runId: string, stats: SweepStatistics, cursorCreatedAt: Date | null, cursorId: string | null) {
@@ -117,14 +118,13 @@ async function save(db: Db, runId: string, stats: SweepStatistics, cursorCreated
     WHERE id = ${runId}::uuid AND status = 'running'`;
 }
 
-/** Marks a run failed after its job's last attempt (a run that ended otherwise meanwhile stays as it ended). */
-export async function markSweepFailed(deps: JobDeps, runId: string, error: Error): Promise<void> {
+/** Marks a run failed after its job's last attempt (a run that ended otherwise meanwhile stays as it ended); answers the end it wrote. */
+export async function markSweepFailed(deps: JobDeps, runId: string, error: Error): Promise<EndedJob | null> {
   const failed = await deps.db.$queryRaw<{ entity_id: string }[]>`
     UPDATE sweep_runs SET status = 'failed', error = ${error.message.slice(0, 2000)}, finished_at = clock_timestamp(),
       updated_at = clock_timestamp()
     WHERE id = ${runId}::uuid AND status IN ('queued', 'running')
     RETURNING entity_id`;
   const row = failed[0];
-  if (row)
-    await jobEnded(deps, { kind: "sweep_run", id: runId, status: "failed", data: { entity_id: row.entity_id, error: error.message } });
+  return row ? { kind: "sweep_run", id: runId, status: "failed", data: { entity_id: row.entity_id, error: error.message } } : null;
 }

@@ -1,6 +1,6 @@
 import { attemptOf } from "../jobs/attempts.js";
 import { jobIds } from "../jobs/ids.js";
-import { assertCancelled, endedChannel, jobEnded, markCancelled, removeQueuedEntry } from "../jobs/lifecycle.js";
+import { assertCancelled, cancelJob, endedChannel } from "../jobs/lifecycle.js";
 import { isLive } from "../jobs/states.js";
 import { submit } from "../jobs/submit.js";
 import type { AppDeps } from "../platform/deps.js";
@@ -148,12 +148,13 @@ async function waitForSweep(deps: SweepDeps, runId: string): Promise<{ finished:
 export async function cancelSweep(deps: SweepDeps, userId: string, runId: string): Promise<SweepRunRecord> {
   const visible = await visibleRun(deps, userId, runId);
   await requireWriter(deps.db, userId, visible.workspaceId, "cancel evidence capture runs");
-  const outcome = await markCancelled(deps.db, "sweep_run", runId);
+  const outcome = await cancelJob(deps, {
+    kind: "sweep_run",
+    id: runId,
+    entry: { queue: deps.queues.get("enrichment"), id: jobIds.sweep(runId) },
+    data: { entity_id: visible.row.entityId },
+  });
   assertCancelled("sweep_run", outcome);
-  if (outcome.changed) {
-    await removeQueuedEntry(deps.queues.get("enrichment"), jobIds.sweep(runId));
-    await jobEnded(deps, { kind: "sweep_run", id: runId, status: "cancelled", data: { entity_id: visible.row.entityId } });
-  }
   return toSweepRecord(await deps.db.sweepRun.findUniqueOrThrow({ where: { id: runId } }));
 }
 

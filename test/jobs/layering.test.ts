@@ -26,6 +26,18 @@ describe("src/jobs", () => {
     expect(offending).toEqual([]);
   });
 
+  it("leaves the announcement of a job's end to the runtime and the lifecycle, never to a kind", () => {
+    // Kinds return (or throw) the end they wrote, marked with endedWith; the worker runtime announces it.
+    // Cancels go through cancelJob, an operator's other transitions through endJob.
+    const root = join(import.meta.dirname, "../..");
+    const allowed = (f: string) => f.startsWith("src/jobs/") || f === "workers/runtime.ts";
+    const callers = (["src", "workers"] as const)
+      .flatMap((dir) => readdirSync(join(root, dir), { recursive: true, encoding: "utf8" }).map((f) => `${dir}/${f}`))
+      .filter((f) => f.endsWith(".ts") && !allowed(f))
+      .filter((f) => /\bjobEnded\b/.test(readFileSync(join(root, f), "utf8")));
+    expect(callers).toEqual([]);
+  });
+
   it("has every kind's recovery and the webhook listener once the kinds are registered", () => {
     expect(registeredRecoveries().map((r) => r.name)).toEqual([
       "staged jobs",
