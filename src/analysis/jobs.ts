@@ -18,13 +18,20 @@ export async function enqueueAnalysis(deps: Pick<AppDeps, "queues">, analysisId:
 /**
  * Creates (or replays, by request_id) an analysis and queues its job, as every job kind is
  * submitted (src/jobs/submit.ts): a refusal of the queue removes an analysis this call created.
+ * The one way an analysis is made: the analysis route, a collection job continuing into its
+ * synthesis and a workflow run's analysis step all submit through here.
  * The stream may subscribe after the job is queued: events are stored before they are published,
  * and a relay replays the stored ones after subscribing.
  */
-export async function submitAnalysis(deps: Pick<AppDeps, "db" | "queues">, userId: string, input: RunInput) {
+export async function submitAnalysis(
+  deps: Pick<AppDeps, "db" | "queues">,
+  userId: string,
+  input: RunInput,
+  options: { forRun?: boolean } = {},
+) {
   const { row: analysis, created } = await submit({
     write: async () => {
-      const started = await startAnalysis(deps.db, userId, input);
+      const started = await startAnalysis(deps.db, userId, input, options);
       return { row: started.analysis, created: started.created };
     },
     enqueue: (row) => enqueueAnalysis(deps, row.id),

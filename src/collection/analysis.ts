@@ -1,12 +1,11 @@
-import { enqueueAnalysis } from "../analysis/jobs.js";
+import { submitAnalysis } from "../analysis/jobs.js";
 import type { RunInput } from "../analysis/schemas.js";
-import { COLLECTION_JOB_REQUEST_PREFIX, startAnalysis as createAnalysis } from "../analysis/service.js";
+import { COLLECTION_JOB_REQUEST_PREFIX } from "../analysis/service.js";
 import type { AppDeps } from "../platform/deps.js";
 
 /**
  * The synthesis a collection job continues into when `collection_only` is false: an
- * analysis (created by the analysis service, as `POST /agent/v1/analysis/run` creates
- * one) asking the objective and its questions over the entity's stored evidence on the
+ * analysis (submitted as `POST /agent/v1/analysis/run` submits one) asking the objective and its questions over the entity's stored evidence on the
  * job's platforms, and an `analysis.run.v1` job for it under the same queue job id the
  * analysis route uses.
  *
@@ -34,7 +33,6 @@ export async function startAnalysis(
     search_mode: undefined,
     provided_sources: undefined,
   };
-  const { analysis } = await createAnalysis(deps.db, job.userId, input);
-  await enqueueAnalysis(deps, analysis.id);
+  const { analysis } = await submitAnalysis(deps, job.userId, input);
   return analysis.id;
 }

@@ -1,6 +1,5 @@
-import { cancelAnalysis, enqueueAnalysis } from "../analysis/jobs.js";
+import { cancelAnalysis, enqueueAnalysis, submitAnalysis } from "../analysis/jobs.js";
 import type { RunInput } from "../analysis/schemas.js";
-import { startAnalysis } from "../analysis/service.js";
 import { cancelJobRow } from "../collection/cancel.js";
 import { REQUESTABLE_PLATFORMS } from "../collection/schemas.js";
 import { createCollectionJob } from "../collection/service.js";
@@ -86,8 +85,8 @@ export async function analyseStep(deps: ChildDeps, run: RunContext): Promise<Ana
   if (!run.analysisId) {
     // Through the analysis service, as POST /agent/v1/analysis/run creates one; the request id
     // makes a retried step find the analysis it already started.
-    const { analysis } = await startAnalysis(
-      deps.db,
+    const { analysis } = await submitAnalysis(
+      deps,
       run.userId,
       {
         question: run.scope.question.slice(0, 1000),
@@ -101,9 +100,8 @@ export async function analyseStep(deps: ChildDeps, run: RunContext): Promise<Ana
       },
       { forRun: true },
     );
-    // Queued before the run names it: a refused enqueue fails this step, whose retry finds the same
-    // analysis (its request id) and queues it again, so the run never waits on an analysis no queue holds.
-    await enqueueAnalysis(deps, analysis.id);
+    // Queued before the run names it: a refused enqueue removes the analysis again and fails this step,
+    // whose retry submits it anew, so the run never waits on an analysis no queue holds.
     await deps.db.workflowRun.update({ where: { id: run.id }, data: { analysisId: analysis.id } });
     run.analysisId = analysis.id;
     if (await cancelledMeanwhile(deps, run.id)) {

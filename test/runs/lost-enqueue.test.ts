@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runJobId } from "../../src/runs/service.js";
 import { processors } from "../../workers/processors.js";
 import { workflowRunProcessor } from "../../workers/workflow-run.js";
 import { until } from "../collection/support.js";
@@ -6,9 +7,9 @@ import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 import { onboardCompany } from "./helpers.js";
 
 /**
- * A workflow run whose analysis Redis refused to queue: the step fails before the run names the
- * analysis, the step's retry queues the same analysis again, and the run finishes without an
- * operator. Redis refuses for real: the analysis queue's wait list is replaced by a key of another
+ * A workflow run whose analysis Redis refused to queue: the step's submit removes the analysis it
+ * wrote and fails before the run names it, the step's retry submits it anew, and the run finishes
+ * without an operator. Redis refuses for real: the analysis queue's wait list is replaced by a key of another
  * type, so BullMQ's add script fails with WRONGTYPE until it is restored.
  */
 let h: Harness;
@@ -21,7 +22,7 @@ afterAll(() => h.close());
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 describe("a refused analysis enqueue inside a workflow run", { timeout: 60_000 }, () => {
-  it("is queued again by the step's retry, and the run completes", async () => {
+  it("is submitted anew by the step's retry, and the run completes", async () => {
     const ctx = await onboardCompany(h, { platforms: ["hackernews"], credits: 500 });
     await h.http
       .post("/agent/v1/ingest/content")
@@ -51,14 +52,12 @@ describe("a refused analysis enqueue inside a workflow run", { timeout: 60_000 }
         .set("Idempotency-Key", randomId("lost-"))
         .send({ scope_hash: quote.body.scope_hash, max_charge_credits: quote.body.max_charge_credits });
       expect(run.status).toBe(202);
-      // The run's step made its analysis and had its enqueue refused.
-      const analysis = await until(
-        () => h.deps.db.analysis.findFirst({ where: { requestId: `workflow-run:${run.body.id}` } }).then((a) => a ?? undefined),
-        20_000,
-      );
-      expect(analysis.status).toBe("queued");
-      // The refused step has not named the analysis on the run.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The run's step submitted its analysis and had the enqueue refused: its attempt failed, and the
+      // analysis it wrote was removed again (a submit refused by the queue leaves nothing behind).
+      const queue = h.deps.queues.get("workflow-run");
+      await until(async () => ((await queue.getJob(runJobId(run.body.id)))?.attemptsMade ?? 0) >= 1 || undefined, 20_000);
+      expect(await h.deps.db.analysis.count({ where: { requestId: `workflow-run:${run.body.id}` } })).toBe(0);
+      // The refused step has not named an analysis on the run.
       expect((await h.deps.db.workflowRun.findUniqueOrThrow({ where: { id: run.body.id } })).analysisId).toBeNull();
       await restore();
 
@@ -67,8 +66,10 @@ describe("a refused analysis enqueue inside a workflow run", { timeout: 60_000 }
         return ["completed", "failed", "blocked"].includes(row.status) ? row : undefined;
       }, 40_000);
       expect(finished.status, finished.error ?? "").toBe("completed");
-      expect(finished.analysisId).toBe(analysis.id);
-      const done = await h.deps.db.analysis.findUniqueOrThrow({ where: { id: analysis.id } });
+      // The retry submitted the analysis anew, once: the run names the one analysis of its request id.
+      const analyses = await h.deps.db.analysis.findMany({ where: { requestId: `workflow-run:${run.body.id}` } });
+      expect(analyses.map((a) => a.id)).toEqual([finished.analysisId]);
+      const done = await h.deps.db.analysis.findUniqueOrThrow({ where: { id: finished.analysisId as string } });
       expect(["completed", "partial"]).toContain(done.status);
     } finally {
       await restore();
