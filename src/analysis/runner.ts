@@ -1,5 +1,4 @@
 import { UnrecoverableError } from "bullmq";
-import { forgetDeletedCitations } from "../deletion/analyses.js";
 import { createEmbedder } from "../embed/provider.js";
 import type { Prisma } from "../generated/prisma/client.js";
 import { type CancelWatch, JobCancelled, watchJob } from "../jobs/cancellation.js";
@@ -8,6 +7,7 @@ import { analysisPublication, publishGeneratedRecords } from "../knowledge/publi
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { AppError } from "../platform/errors.js";
+import { forgetDeletedCitations } from "./deletions.js";
 import { type AnalysisRequest, runEngine } from "./engine.js";
 import { appendEvent, hasTerminalEvent } from "./events.js";
 import type { Depth, ResultData, SearchMode } from "./schemas.js";

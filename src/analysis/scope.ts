@@ -1,5 +1,5 @@
-import { NOTE_ROW_KIND } from "../notes/mapping.js";
 import { type Db, Prisma } from "../platform/db.js";
+import { NOTE_ROW_KIND } from "../platform/vocabulary.js";
 import { visibleWorkspaceIds } from "../workspaces/access.js";
 import type { SearchMode } from "./schemas.js";
 

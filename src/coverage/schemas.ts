@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { CoverageState, PLATFORMS } from "../ingest/vocabulary.js";
 import { isoDateTimeString } from "../platform/dates.js";
 import { optional, withDefault } from "../platform/validation.js";
+import { CoverageState, PLATFORMS } from "../platform/vocabulary.js";
 
 /**
  * Coverage records (spec operation 3): what a collector attempted for an entity and

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { storableJson, storableText } from "../ingest/dedup.js";
-import type { CoverageState } from "../ingest/vocabulary.js";
 import { type Db, type DbTx, Prisma } from "../platform/db.js";
+import type { CoverageState } from "../platform/vocabulary.js";
 import { type RemovalColumns, removedAfter } from "./removals.js";
 import type { CoverageInput, CoverageResponse, RemovedAfter } from "./schemas.js";
 

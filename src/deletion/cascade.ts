@@ -1,9 +1,9 @@
+import { rewriteAnalyses } from "../analysis/deletions.js";
+import type { DeletionFacts, DeletionReason } from "../analysis/unavailable.js";
 import { tallyRemovals } from "../coverage/removals.js";
-import { NOTE_ROW_KIND } from "../notes/mapping.js";
 import { type Db, type DbTx, Prisma } from "../platform/db.js";
-import { rewriteAnalyses } from "./analyses.js";
+import { NOTE_ROW_KIND } from "../platform/vocabulary.js";
 import { deleteNoteSummaries, forgetKnowledgeQuotes, forgetSyncTitles } from "./knowledge.js";
-import type { DeletionFacts, DeletionReason } from "./unavailable.js";
 
 /**
  * The cascade of deleting stored originals, inside the caller's transaction (one per original on the

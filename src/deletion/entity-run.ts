@@ -1,7 +1,7 @@
+import { lockErasures } from "../ingest/erased-authors.js";
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { audit } from "../workspaces/audit.js";
-import { lockErasures } from "./authors.js";
 import { deleteOriginals, retryingTransaction } from "./cascade.js";
 import { cancelEntityJobs, totalCancelled } from "./entity-jobs.js";
 import { restAfter } from "./pace.js";

@@ -1,10 +1,10 @@
+import { authorHash, erasureKey, keyMissing, lockErasures, normaliseAuthor } from "../ingest/erased-authors.js";
 import { jobIds } from "../jobs/ids.js";
 import type { DbTx } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
 import { notFound } from "../platform/errors.js";
 import { isUuid, requireRole } from "../workspaces/access.js";
 import { audit } from "../workspaces/audit.js";
-import { authorHash, erasureKey, keyMissing, lockErasures, normaliseAuthor } from "./authors.js";
 import { runErasure } from "./erasure-run.js";
 import type { ErasureInput, ErasureRecord } from "./schemas.js";
 

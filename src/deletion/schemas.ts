@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { Platform } from "../ingest/vocabulary.js";
 import { ROLES } from "../platform/roles.js";
 import { pathId } from "../platform/validation.js";
+import { Platform } from "../platform/vocabulary.js";
 
 /** Deleting stored originals and forgetting authors (docs/api.md, "Deleting stored originals"). */
 export const ContentParams = z.object({ content_id: pathId("Content") });

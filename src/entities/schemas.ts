@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { Platform } from "../ingest/vocabulary.js";
 import { linkUrl } from "../platform/links.js";
 import { optional, pathId, withDefault } from "../platform/validation.js";
+import { Platform } from "../platform/vocabulary.js";
 
 /** An entity is a tracked company, product or competitor; evidence is stored per entity. */
 export const ENTITY_KINDS = ["company", "product", "competitor"] as const;

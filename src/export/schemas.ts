@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RemovedAfter } from "../coverage/schemas.js";
-import { Platform } from "../ingest/vocabulary.js";
 import { queryInt } from "../platform/validation.js";
+import { Platform } from "../platform/vocabulary.js";
 
 /** Raw export (spec operations 11 and 12): full-fidelity rows and the completeness audit. */
 export const EXPORT_TABLES = [

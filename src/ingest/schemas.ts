@@ -2,9 +2,9 @@ import { z } from "zod";
 import { isoDateTime } from "../platform/dates.js";
 import { linkUrl } from "../platform/links.js";
 import { optional, withDefault } from "../platform/validation.js";
-import { CoverageState, Platform } from "./vocabulary.js";
+import { CoverageState, Platform } from "../platform/vocabulary.js";
 
-export { CoverageState, Platform } from "./vocabulary.js";
+export { CoverageState, Platform } from "../platform/vocabulary.js";
 
 /**
  * Content ingest, exactly to the spec's request and response tables. Optional fields

@@ -1,7 +1,7 @@
-import { type ErasedAuthors, erasedAuthors } from "../deletion/authors.js";
 import { jobIds } from "../jobs/ids.js";
 import { type DbTx, Prisma } from "../platform/db.js";
 import type { AppDeps } from "../platform/deps.js";
+import { type ErasedAuthors, erasedAuthors } from "./erased-authors.js";
 import { type BatchPlan, planBatch } from "./plan.js";
 import { COUNT_BASIS, type IngestRequest, type IngestResponse } from "./schemas.js";
 import { insertRows } from "./sql.js";

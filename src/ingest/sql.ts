@@ -11,7 +11,7 @@ import type { PlannedRow } from "./plan.js";
  * key-share locked, so an original being deleted meanwhile (src/deletion) is either still there
  * when this batch commits (its comments land before the deletion collects them) or gone, and
  * then inserted again as a new original. Callers leave out the items of erased authors
- * (`erasedAuthors`, src/deletion/authors.ts) before calling.
+ * (`erasedAuthors`, src/ingest/erased-authors.ts) before calling.
  */
 export interface RunFields {
   collectionRunId: string | null;

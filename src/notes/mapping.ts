@@ -1,5 +1,6 @@
 import { linkOrEmpty } from "../platform/links.js";
 import { clipCodePoints, codePointLength, splitCodePoints } from "../platform/text.js";
+import { NOTE_ROW_KIND } from "../platform/vocabulary.js";
 import type { Note, Utterance } from "./provider.js";
 
 /**
@@ -13,11 +14,8 @@ import type { Note, Utterance } from "./provider.js";
  */
 export const PLATFORM = "meetingnotes";
 export const SUMMARY_KIND = "meeting_summary";
-/**
- * `metadata.kind` of a note's own row. It describes the meeting (title, date, people,
- * calendar event) rather than saying anything in it, so analyses never take it as evidence.
- */
-export const NOTE_ROW_KIND = "meeting_note";
+
+export { NOTE_ROW_KIND };
 /** Longest comment text the ingest accepts; longer utterances are stored in parts. */
 export const MAX_UTTERANCE_CHARS = 50_000;
 

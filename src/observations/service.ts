@@ -1,8 +1,7 @@
-import { erasedAuthors } from "../deletion/authors.js";
 import { sha256, storableJson, storableText } from "../ingest/dedup.js";
+import { erasedAuthors } from "../ingest/erased-authors.js";
 import type { PlannedRow } from "../ingest/plan.js";
 import { insertRows } from "../ingest/sql.js";
-import { PLATFORMS } from "../ingest/vocabulary.js";
 import { jobIds } from "../jobs/ids.js";
 import { canonicalJson } from "../platform/canonical.js";
 import { readInstant } from "../platform/dates.js";
@@ -11,6 +10,7 @@ import type { AppDeps } from "../platform/deps.js";
 import { ValidationFailed, type ValidationIssue } from "../platform/errors.js";
 import { linkOrEmpty } from "../platform/links.js";
 import { clipCodePoints, codePointLength } from "../platform/text.js";
+import { PLATFORMS } from "../platform/vocabulary.js";
 import { entityForUser, projectForUser, requireWriter } from "../workspaces/access.js";
 import { OBSERVATION_COUNT_BASIS, type ObservationItem, type SubmitObservationsInput, type SubmitObservationsResponse } from "./schemas.js";
 

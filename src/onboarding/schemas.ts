@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { PLATFORMS } from "../ingest/vocabulary.js";
 import { linkUrl } from "../platform/links.js";
 import { codePointLength } from "../platform/text.js";
 import { optional, withDefault } from "../platform/validation.js";
+import { PLATFORMS } from "../platform/vocabulary.js";
 
 /**
  * Onboarding request and answer. Bounds the spec leaves open are decided here and

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { PLATFORMS } from "../ingest/vocabulary.js";
 import { isoDateTime } from "../platform/dates.js";
 import { optional, withDefault } from "../platform/validation.js";
+import { PLATFORMS } from "../platform/vocabulary.js";
 
 /**
  * `POST /agent/v1/search`: discovers source-backed public evidence without synthesis.

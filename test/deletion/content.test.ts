@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forgetDeletedCitations } from "../../src/deletion/analyses.js";
+import { forgetDeletedCitations } from "../../src/analysis/deletions.js";
 import { createEmbedder, type EmbeddingProvider } from "../../src/embed/provider.js";
 import { enrichContent } from "../../src/enrichment/service.js";
 import { analysisProcessor } from "../../workers/analysis.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erasedAuthors } from "../../src/deletion/authors.js";
+import { erasedAuthors } from "../../src/ingest/erased-authors.js";
 import { IngestRequestSchema } from "../../src/ingest/schemas.js";
 import { ingestContent } from "../../src/ingest/service.js";
 import { AppError } from "../../src/platform/errors.js";

@@ -77,7 +77,7 @@ describe("a full batch with large contents", () => {
     const deps = { ...h.deps, db: countingDb(h.deps.db, counter) };
     const first = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
     expect(first.inserted).toBe(3000);
-    // The workspace's author erasures (one lookup, src/deletion/authors.ts), two inserts (sources, comments);
+    // The workspace's author erasures (one lookup, src/ingest/erased-authors.ts), two inserts (sources, comments);
     // no lookup of ids is needed when every row is new.
     expect(counter.statements).toBe(3);
 

@@ -1,13 +1,13 @@
-import type { ResultData } from "../analysis/schemas.js";
 import type { DbTx } from "../platform/db.js";
-import { candidatePhrases, exclusivePhrases, scrubDerivedRows, scrubResult } from "./phrases.js";
+import { candidatePhrases, exclusivePhrases, scrubDerivedRows, scrubResult } from "./deleted-phrases.js";
+import type { ResultData } from "./schemas.js";
 import { citedIds, type DeletionFacts, type DeletionReason, forgetInEvent, forgetInResult } from "./unavailable.js";
 
 /**
  * Analyses that quoted deleted originals, rewritten in the deleting transaction: the stored result,
  * the stored `evidence` and `result` events (what a replay of the stream sends) and the insight
  * evidence rows keep each citation, without its words (see unavailable.ts), and a theme named
- * after words only the deleted originals used loses that name (phrases.ts). Found through the
+ * after words only the deleted originals used loses that name (deleted-phrases.ts). Found through the
  * evidence events (indexed on their content id), which every analysis writes before its result, and
  * through `insight_evidence`. Runs while the deleted rows are still stored (they are read for that).
  */

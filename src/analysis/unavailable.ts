@@ -1,11 +1,11 @@
-import type { ResultData } from "../analysis/schemas.js";
+import type { ResultData } from "./schemas.js";
 
 /**
  * What an analysis keeps of a deleted original it cited: its own text (answer, insights, counts) and
  * each citation's number, content id and platform, with the quote, url, author and publication date
  * removed and `unavailable: {reason, at}` saying why and when. Prose that put a piece of a deleted
  * quote in quotation marks (a language model's answer may) shows `"[quote removed]"` there instead.
- * Pure functions over the stored JSON; the database side is in analyses.ts.
+ * Pure functions over the stored JSON; the database side is in deletions.ts.
  */
 export type DeletionReason = "deleted" | "author_erased" | "retention" | "workspace_deleted";
 

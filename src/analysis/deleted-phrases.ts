@@ -1,7 +1,7 @@
-import { isLexiconAspect } from "../analysis/aspect-mining.js";
-import type { ResultData } from "../analysis/schemas.js";
 import { OVERALL } from "../enrichment/aspects.js";
 import type { DbTx } from "../platform/db.js";
+import { isLexiconAspect } from "./aspect-mining.js";
+import type { ResultData } from "./schemas.js";
 
 /**
  * Words of deleted originals that an analysis made its own: the extractive engine names a theme

@@ -37,3 +37,10 @@ export const CoverageState = z
   .string()
   .regex(COVERAGE_STATE_PATTERN)
   .transform((v) => v as CoverageState);
+
+/**
+ * `metadata.kind` of a meeting note's own row (src/notes/mapping.ts). It describes the meeting
+ * (title, date, people, calendar event) rather than saying anything in it, so analyses never take
+ * it as evidence.
+ */
+export const NOTE_ROW_KIND = "meeting_note";
