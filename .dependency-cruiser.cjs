@@ -3,8 +3,30 @@
  * (docs/architecture.md, "Layout"). A rule that fails names the importing module and what it imported.
  * Cycles are checked apart (`npm run check:cycles`).
  */
+/** One rule per area: it may not import any area above it. */
+function areaRules(order) {
+  return order.slice(0, -1).map((area, i) => ({
+    name: `${area}-imports-no-area-above`,
+    comment: `src/${area} imports the platform and ${i === 0 ? "no other area" : `the areas below it (${order.slice(0, i).join(", ")})`}; never ${order.slice(i + 1).join(", ")}.`,
+    severity: "error",
+    from: { path: `^src/${area}/` },
+    to: { path: `^src/(${order.slice(i + 1).join("|")})/` },
+  }));
+}
+
 module.exports = {
   forbidden: [
+    // The areas, lowest first: each imports the platform and the areas below it, never one above
+    // (docs/architecture.md, "Areas"; each area's README.md).
+    ...areaRules(["access", "insights", "intake", "workflows", "delivery", "governance"]),
+    {
+      name: "areas-import-no-composition-root",
+      comment:
+        "The composition roots (the app, the route table, the job-kind registrations, the server) see every area; no area imports them.",
+      severity: "error",
+      from: { path: "^src/(access|insights|intake|workflows|delivery|governance|jobs|platform)/" },
+      to: { path: "^src/(app|routes|job-kinds|server)\\.ts$" },
+    },
     {
       name: "platform-imports-no-domain",
       comment:

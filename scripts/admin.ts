@@ -1,4 +1,6 @@
-import { AdminCommandError, adminHelp, runAdminCommand, wantsHelp } from "../src/admin/commands.js";
+// Every job kind registers its recovery and end listeners before a command runs (requeue-lost, requeue-stalled).
+import "../src/job-kinds.js";
+import { AdminCommandError, adminHelp, runAdminCommand, wantsHelp } from "../src/governance/admin/commands.js";
 import { configOrExit } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
 

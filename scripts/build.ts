@@ -8,7 +8,7 @@ import path from "node:path";
 /**
  * `npm run build`: compiles src/, workers/ and scripts/ with `tsc -p tsconfig.build.json` (source maps
  * beside each file), copies the files the compiled code reads beside itself at run time (every file of
- * src/ and workers/ that is not TypeScript, e.g. src/enrichment/feedback-kind/model.json), and records
+ * src/ and workers/ that is not TypeScript, e.g. src/insights/enrichment/feedback-kind/model.json), and records
  * a hash of every input in `dist/build-info.json`. `--check` (the `prestart` of `npm start` and the
  * operator scripts) exits 1 with a sentence saying what to do when dist/ is missing or was built from
  * other sources; `--if-stale` builds only then.

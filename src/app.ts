@@ -2,8 +2,10 @@ import "./job-kinds.js";
 import { randomUUID } from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import swaggerUi from "swagger-ui-express";
-import { registerCollectionMetrics } from "./collection/metrics.js";
-import { mcpRouter } from "./mcp/http.js";
+import { acceptInvitations } from "./access/workspaces/members.js";
+import { mcpRouter } from "./delivery/mcp/http.js";
+import { sharePages } from "./delivery/share/router.js";
+import { registerCollectionMetrics } from "./intake/collection/metrics.js";
 import { Authenticator, readCredential } from "./platform/auth.js";
 import type { AppDeps } from "./platform/deps.js";
 import { AppError } from "./platform/errors.js";
@@ -15,9 +17,7 @@ import { docsSecurityHeaders, securityHeaders } from "./platform/http/security.j
 import { createMetrics } from "./platform/metrics.js";
 import { createRateLimiter } from "./platform/rate-limit.js";
 import { allRoutes } from "./routes.js";
-import { registerRoutineMetrics } from "./routines/metrics.js";
-import { sharePages } from "./share/router.js";
-import { acceptInvitations } from "./workspaces/members.js";
+import { registerRoutineMetrics } from "./workflows/routines/metrics.js";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 

@@ -1,14 +1,14 @@
-import { requeueLostAnalyses } from "./analysis/requeue.js";
-import { CANCEL_PLATFORM_PROGRESS } from "./collection/progress.js";
-import { requeueStalled } from "./collection/requeue.js";
-import { requeueUnenriched } from "./ingest/requeue.js";
+import { recordJobEvent } from "./delivery/webhooks/dispatch.js";
+import { requeueWebhookDeliveries } from "./delivery/webhooks/requeue.js";
+import { requeueLostAnalyses } from "./insights/analysis/requeue.js";
+import { CANCEL_PLATFORM_PROGRESS } from "./intake/collection/progress.js";
+import { requeueStalled } from "./intake/collection/requeue.js";
+import { requeueUnenriched } from "./intake/ingest/requeue.js";
+import { failLostSyncs } from "./intake/notes/requeue.js";
+import { requeueLostSweeps } from "./intake/sweeps/requeue.js";
 import { relayStaged } from "./jobs/outbox.js";
 import { addRecovery, defineKind, onJobEnd } from "./jobs/registry.js";
-import { failLostSyncs } from "./notes/requeue.js";
-import { requeueLostRuns } from "./runs/requeue.js";
-import { requeueLostSweeps } from "./sweeps/requeue.js";
-import { recordJobEvent } from "./webhooks/dispatch.js";
-import { requeueWebhookDeliveries } from "./webhooks/requeue.js";
+import { requeueLostRuns } from "./workflows/runs/requeue.js";
 
 /**
  * The job kinds, registered with the shared lifecycle (src/jobs/registry.ts), which knows no domain.

@@ -1,4 +1,4 @@
-import { failAnalysis, runAnalysisJob } from "../src/analysis/runner.js";
+import { failAnalysis, runAnalysisJob } from "../src/insights/analysis/runner.js";
 import { processor } from "./runtime.js";
 
 /** `analysis.run.v1`: runs one analysis; when its last attempt fails, the failure ends its stream. */

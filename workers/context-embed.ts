@@ -1,5 +1,5 @@
-import { embedStoredPage } from "../src/context/embedding.js";
-import { embedderFor } from "../src/embed/provider.js";
+import { embedStoredPage } from "../src/insights/context/embedding.js";
+import { embedderFor } from "../src/insights/embed/provider.js";
 import type { Processor } from "./runtime.js";
 
 /** Embeds a saved page whose embedding could not be computed when it was saved. */

@@ -1,5 +1,5 @@
-import { createEmbedder } from "../src/embed/provider.js";
-import { enrichContent } from "../src/enrichment/service.js";
+import { createEmbedder } from "../src/insights/embed/provider.js";
+import { enrichContent } from "../src/insights/enrichment/service.js";
 import type { Processor } from "./runtime.js";
 
 /** `enrichment.content.v1`: embeds stored rows and splits them into opinion units. */

@@ -1,5 +1,5 @@
-import { runEntityDeletion } from "../src/deletion/entity-run.js";
-import { markDeletionFailed } from "../src/deletion/resumable.js";
+import { runEntityDeletion } from "../src/governance/deletion/entity-run.js";
+import { markDeletionFailed } from "../src/governance/deletion/resumable.js";
 import { processor } from "./runtime.js";
 
 /** `entity.delete.v1`: an entity's originals in batches, then the entity; marked failed when its last attempt fails (deleting it again resumes). */

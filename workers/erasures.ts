@@ -1,4 +1,4 @@
-import { markErasureFailed, runErasure } from "../src/deletion/erasure-run.js";
+import { markErasureFailed, runErasure } from "../src/governance/deletion/erasure-run.js";
 import { processor } from "./runtime.js";
 
 /** `erasure.run.v1`: an author erasure's batches; marked failed when its last attempt fails (posting it again resumes). */

@@ -1,9 +1,9 @@
-import { startRetentionScheduler } from "../src/deletion/scheduler.js";
+import { startRetentionScheduler } from "../src/governance/deletion/scheduler.js";
 import { startOutboxRelay } from "../src/jobs/outbox.js";
 import { configOrExit } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
 import { installShutdown } from "../src/platform/shutdown.js";
-import { startRoutineScheduler } from "../src/routines/scheduler.js";
+import { startRoutineScheduler } from "../src/workflows/routines/scheduler.js";
 import { processors } from "./processors.js";
 import { startWorkers } from "./runtime.js";
 
@@ -16,7 +16,7 @@ const config = configOrExit("worker");
 const deps = createDeps(config, "worker");
 const handles = startWorkers(deps, processors);
 const routines = startRoutineScheduler(deps);
-// Workspace purges and retention (src/deletion/scheduler.ts).
+// Workspace purges and retention (src/governance/deletion/scheduler.ts).
 const retention = startRetentionScheduler(deps);
 // Jobs staged in a transaction whose send after commit did not happen (src/jobs/outbox.ts).
 const outbox = startOutboxRelay(deps, { intervalMs: config.OUTBOX_RELAY_MS, graceMs: config.OUTBOX_RELAY_MS });

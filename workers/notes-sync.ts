@@ -1,6 +1,6 @@
 import { UnrecoverableError } from "bullmq";
+import { failLastAttempt, runNoteSync } from "../src/intake/notes/importer.js";
 import { endedWith, endOf } from "../src/jobs/lifecycle.js";
-import { failLastAttempt, runNoteSync } from "../src/notes/importer.js";
 import { processor } from "./runtime.js";
 
 /**

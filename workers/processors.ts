@@ -1,5 +1,5 @@
 import "../src/job-kinds.js";
-import { collectionProcessor } from "../src/collection/runner.js";
+import { collectionProcessor } from "../src/intake/collection/runner.js";
 import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
 import { enrichmentProcessor } from "./enrichment.js";

@@ -1,5 +1,5 @@
-import { runProjectDeletion } from "../src/deletion/project-run.js";
-import { markDeletionFailed } from "../src/deletion/resumable.js";
+import { runProjectDeletion } from "../src/governance/deletion/project-run.js";
+import { markDeletionFailed } from "../src/governance/deletion/resumable.js";
 import { processor } from "./runtime.js";
 
 /** `project.delete.v1`: each entity of a project through the entity deletion, then the project; marked failed when its last attempt fails (deleting it again resumes). */

@@ -1,5 +1,5 @@
-import { runScheduledPass } from "../src/deletion/retention.js";
+import { runScheduledPass } from "../src/governance/deletion/retention.js";
 import type { Processor } from "./runtime.js";
 
-/** `retention.tick.v1`: purge deleted workspaces that are due, then apply retention (src/deletion/scheduler.ts). */
+/** `retention.tick.v1`: purge deleted workspaces that are due, then apply retention (src/governance/deletion/scheduler.ts). */
 export const retentionTickProcessor: Processor<"retention.tick.v1"> = async (_payload, { deps }) => runScheduledPass(deps);

@@ -1,5 +1,5 @@
-import { createEmbedder } from "../src/embed/provider.js";
-import { executeSweep, markSweepFailed } from "../src/sweeps/execute.js";
+import { createEmbedder } from "../src/insights/embed/provider.js";
+import { executeSweep, markSweepFailed } from "../src/intake/sweeps/execute.js";
 import { processor } from "./runtime.js";
 
 /** `sweep.run.v1`: an evidence capture run; marked failed when its last attempt fails. */

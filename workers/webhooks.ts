@@ -1,13 +1,13 @@
 import { DelayedError, UnrecoverableError } from "bullmq";
+import { admit } from "../src/delivery/webhooks/admission.js";
+import { attemptDelivery } from "../src/delivery/webhooks/deliver.js";
+import { maxAttempts, retryDelayMs } from "../src/delivery/webhooks/retry.js";
+import { parkForSlot, releaseSlot, wakeJob } from "../src/delivery/webhooks/slots.js";
 import type { AppDeps } from "../src/platform/deps.js";
-import { admit } from "../src/webhooks/admission.js";
-import { attemptDelivery } from "../src/webhooks/deliver.js";
-import { maxAttempts, retryDelayMs } from "../src/webhooks/retry.js";
-import { parkForSlot, releaseSlot, wakeJob } from "../src/webhooks/slots.js";
 import type { Processor, ProcessorContext } from "./runtime.js";
 
 /**
- * `webhook.deliver.v1`: one attempt of one delivery, once admitted (src/webhooks/admission.ts: its
+ * `webhook.deliver.v1`: one attempt of one delivery, once admitted (src/delivery/webhooks/admission.ts: its
  * endpoint neither paused nor disabled, a slot free for it). A delivery that must wait goes back to
  * delayed without using up an attempt. A retryable failure throws so that BullMQ retries on the
  * webhook schedule (`retryDelay`); a final one throws UnrecoverableError.

@@ -1,4 +1,4 @@
-import { executeRun, markRunFailed } from "../src/runs/execute.js";
+import { executeRun, markRunFailed } from "../src/workflows/runs/execute.js";
 import { processor } from "./runtime.js";
 
 /**

@@ -20,8 +20,8 @@ import { performance } from "node:perf_hooks";
 import { createParser } from "eventsource-parser";
 import { SignJWT } from "jose";
 import pg from "pg";
-import { createEmbedder } from "../../src/embed/provider.js";
-import { enrichContent } from "../../src/enrichment/service.js";
+import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { loadConfig } from "../../src/platform/config.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps, createDeps } from "../../src/platform/deps.js";
@@ -57,7 +57,7 @@ const version = (file: string) =>
 const CORPUS_VERSION = version("bench/analysis/corpus.ts");
 const UNITS_VERSION = createHash("sha256")
   .update(
-    readdirSync(path.join(root, "src/enrichment"), { recursive: true, withFileTypes: true })
+    readdirSync(path.join(root, "src/insights/enrichment"), { recursive: true, withFileTypes: true })
       .filter((f) => f.isFile())
       .map((f) => path.relative(root, path.join(f.parentPath, f.name)))
       .sort()

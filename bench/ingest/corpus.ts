@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { planBatch } from "../../src/ingest/plan.js";
-import { IngestRequestSchema } from "../../src/ingest/schemas.js";
+import { planBatch } from "../../src/intake/ingest/plan.js";
+import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
 
 /**
  * Deterministic batches shaped like collector output: sources of a few hundred words

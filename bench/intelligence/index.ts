@@ -13,7 +13,7 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { aspectCounts, latestCoverage, platformCounts, quoteCandidates, type Windows } from "../../src/intelligence/sql.js";
+import { aspectCounts, latestCoverage, platformCounts, quoteCandidates, type Windows } from "../../src/insights/intelligence/sql.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";

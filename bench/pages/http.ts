@@ -17,11 +17,11 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { ResultData } from "../../src/analysis/schemas.js";
+import { createShareLink, revokeShareLink } from "../../src/delivery/share/links.js";
+import { ResultData } from "../../src/insights/analysis/schemas.js";
 import { dropDatabase, ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
-import { createShareLink, revokeShareLink } from "../../src/share/links.js";
 import { generateRows, insertRows } from "../intelligence/corpus.js";
 import { startBenchApp } from "../lib/app.js";
 import { analysisModel } from "./index.js";

@@ -1,5 +1,5 @@
 /**
- * Render time of the shared pages (src/share/pages), pure functions with no database.
+ * Render time of the shared pages (src/delivery/share/pages), pure functions with no database.
  *
  *   npx tsx bench/pages/index.ts [--renders 200]
  *
@@ -11,8 +11,6 @@
  */
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import type { EvidenceItem, InsightItem } from "../../src/analysis/schemas.js";
-import type { IntelligenceSummary } from "../../src/intelligence/schemas.js";
 import {
   type AnalysisPageModel,
   type EntityPageModel,
@@ -20,7 +18,9 @@ import {
   renderAnalysisPage,
   renderEntityPage,
   renderKnowledgePage,
-} from "../../src/share/pages/index.js";
+} from "../../src/delivery/share/pages/index.js";
+import type { EvidenceItem, InsightItem } from "../../src/insights/analysis/schemas.js";
+import type { IntelligenceSummary } from "../../src/insights/intelligence/schemas.js";
 
 const args = process.argv.slice(2);
 const RENDERS = Number(args[args.indexOf("--renders") + 1] ?? 0) || 200;

@@ -1,6 +1,6 @@
 import Sentiment from "sentiment";
 import vader from "vader-sentiment";
-import { opinionUnits } from "../../src/enrichment/opinions.js";
+import { opinionUnits } from "../../src/insights/enrichment/opinions.js";
 import type { Polarity } from "./data/convert.js";
 
 /**

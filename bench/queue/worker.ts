@@ -1,5 +1,5 @@
-import type { Collector } from "../../src/collection/collectors/types.js";
-import { collectionProcessor } from "../../src/collection/runner.js";
+import type { Collector } from "../../src/intake/collection/collectors/types.js";
+import { collectionProcessor } from "../../src/intake/collection/runner.js";
 import { loadConfig } from "../../src/platform/config.js";
 import { closeDeps, createDeps } from "../../src/platform/deps.js";
 import { startWorkers } from "../../workers/runtime.js";

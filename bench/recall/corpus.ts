@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { pageEmbeddingText } from "../../src/context/embedding.js";
-import { HASHING_MODEL, hashingVector } from "../../src/embed/hashing.js";
+import { pageEmbeddingText } from "../../src/insights/context/embedding.js";
+import { HASHING_MODEL, hashingVector } from "../../src/insights/embed/hashing.js";
 
 /**
  * A synthetic corpus of saved pages: a Zipf-distributed vocabulary of 30,000 made-up

@@ -12,11 +12,11 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { keywordRanking } from "../../src/context/repo.js";
-import { keywordQuery } from "../../src/context/service.js";
-import { CommonTerms } from "../../src/context/terms.js";
-import { CachedMatrixRanker } from "../../src/context/vectors.js";
-import { HASHING_MODEL, hashingVector } from "../../src/embed/hashing.js";
+import { keywordRanking } from "../../src/insights/context/repo.js";
+import { keywordQuery } from "../../src/insights/context/service.js";
+import { CommonTerms } from "../../src/insights/context/terms.js";
+import { CachedMatrixRanker } from "../../src/insights/context/vectors.js";
+import { HASHING_MODEL, hashingVector } from "../../src/insights/embed/hashing.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";

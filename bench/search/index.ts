@@ -14,10 +14,10 @@
  */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
+import { storedProvider } from "../../src/insights/search/providers/stored.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
-import { storedProvider } from "../../src/search/providers/stored.js";
 import { startBenchApp } from "../lib/app.js";
 
 const args = process.argv.slice(2);

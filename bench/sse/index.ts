@@ -18,7 +18,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { analysisChannel, appendEvent } from "../../src/analysis/events.js";
+import { analysisChannel, appendEvent } from "../../src/insights/analysis/events.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";

@@ -3,6 +3,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { recordJobEvent } from "../../src/delivery/webhooks/dispatch.js";
+import { secretBinding } from "../../src/delivery/webhooks/service.js";
+import { generateSecret, messageIdOf } from "../../src/delivery/webhooks/signing.js";
 import type { JobEvent } from "../../src/jobs/events.js";
 import { concurrencyOf, loadConfig } from "../../src/platform/config.js";
 import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
@@ -10,9 +13,6 @@ import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js"
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { deleteKeys, whenReady } from "../../src/platform/redis.js";
 import { secretBoxFor } from "../../src/platform/secrets.js";
-import { recordJobEvent } from "../../src/webhooks/dispatch.js";
-import { secretBinding } from "../../src/webhooks/service.js";
-import { generateSecret, messageIdOf } from "../../src/webhooks/signing.js";
 import { startHealthy, startSilent } from "./receivers.js";
 
 /**

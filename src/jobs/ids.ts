@@ -29,11 +29,11 @@ export const jobIds = {
   enrichmentRequeue: (pass: string, contentIds: string[]) => deriveJobId("enrich-requeue", pass, ...contentIds),
   /** An evidence capture run (each attempt is its own row, so its own job). */
   sweep: (runId: string) => deriveJobId("sweep", runId),
-  /** An author erasure's batches (src/deletion). */
+  /** An author erasure's batches (src/governance/deletion). */
   erasure: (erasureId: string) => deriveJobId("erasure", erasureId),
-  /** An entity's deletion (src/deletion/entity-run.ts). */
+  /** An entity's deletion (src/governance/deletion/entity-run.ts). */
   entityDeletion: (deletionId: string) => deriveJobId("entity-delete", deletionId),
-  /** A project's deletion (src/deletion/project-run.ts). */
+  /** A project's deletion (src/governance/deletion/project-run.ts). */
   projectDeletion: (deletionId: string) => deriveJobId("project-delete", deletionId),
   pageEmbed: (pageId: string, version: number) => deriveJobId("page-embed", pageId, String(version)),
   /** One webhook delivery (one endpoint, one message). */

@@ -67,15 +67,15 @@ export const EnvironmentSchema = z
     MEETINGNOTES_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
     NOTES_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(30000).default(5000),
     SWEEP_WAIT_MS: z.coerce.number().int().min(0).max(30000).default(5000),
-    // Author erasures (src/deletion): at most this many of the author's originals are deleted within the
+    // Author erasures (src/governance/deletion): at most this many of the author's originals are deleted within the
     // request (200); more are deleted by a job (202), this many originals per transaction.
     ERASURE_SYNC_LIMIT: z.coerce.number().int().min(0).max(100_000).default(500),
     ERASURE_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
     // Entity deletions, erasure jobs and the retention pass rest this many times as long as each batch
-    // took before the next one (src/deletion/pace.ts): 1 keeps them busy at most half the time, so other
+    // took before the next one (src/governance/deletion/pace.ts): 1 keeps them busy at most half the time, so other
     // tenants' requests keep their latency; 0 runs batches back to back.
     DELETION_PAUSE_FACTOR: z.coerce.number().min(0).max(20).default(1),
-    // Workspace deletion and retention (src/deletion/workspaces.ts, retention.ts): a deleted workspace is
+    // Workspace deletion and retention (src/governance/deletion/workspaces.ts, retention.ts): a deleted workspace is
     // purged this many hours after its owner deleted it (restorable until then; fractions are for tests);
     // the retention pass (which also purges deleted workspaces that are due) runs every
     // RETENTION_INTERVAL_MS (0: not scheduled), deleting this many originals per transaction.
@@ -125,7 +125,7 @@ export const EnvironmentSchema = z
     WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(60_000).default(5000),
     WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(10),
     WEBHOOK_ALLOW_PRIVATE_URLS: boolish.default(false),
-    // Fairness and bounds (src/webhooks/breaker.ts, slots.ts); 0 turns a limit off. Live endpoints per
+    // Fairness and bounds (src/delivery/webhooks/breaker.ts, slots.ts); 0 turns a limit off. Live endpoints per
     // workspace; delivery attempts in flight at once per endpoint and per workspace, across all workers.
     WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(0).max(1000).default(20),
     WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),

@@ -59,21 +59,21 @@ export const jobCatalog = {
   },
   "entity.delete.v1": {
     queue: "enrichment",
-    // An entity's deletion (src/deletion/entity-run.ts): its originals in batches, each one transaction, then
+    // An entity's deletion (src/governance/deletion/entity-run.ts): its originals in batches, each one transaction, then
     // the entity. The deletion's row holds status and counters, so a retry resumes where it stopped.
     schema: z.object({ deletionId: z.uuid() }),
     options: { ...retry(5, 2000), removeOnComplete: true, removeOnFail: true },
   },
   "project.delete.v1": {
     queue: "enrichment",
-    // A project's deletion (src/deletion/project-run.ts): each of its entities through the entity deletion, then the
+    // A project's deletion (src/governance/deletion/project-run.ts): each of its entities through the entity deletion, then the
     // project's own analyses and records in one transaction. Progress lives on the deletion rows, so a retry resumes.
     schema: z.object({ deletionId: z.uuid() }),
     options: { ...retry(5, 2000), removeOnComplete: true, removeOnFail: true },
   },
   "retention.tick.v1": {
     queue: "enrichment",
-    // Produced by the retention job scheduler (src/deletion/scheduler.ts): purges deleted workspaces whose grace
+    // Produced by the retention job scheduler (src/governance/deletion/scheduler.ts): purges deleted workspaces whose grace
     // period is over, then applies every workspace's retention_days. Each step is resumable; a lost tick waits for the next.
     schema: z.object({}),
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } },
@@ -99,8 +99,8 @@ export const jobCatalog = {
   "webhook.deliver.v1": {
     queue: "webhooks",
     // One delivery of a webhook message to one endpoint; the row holds the message and its attempts.
-    // Delays come from the processor's retry schedule (src/webhooks/retry.ts): about 27.6 hours in all.
-    // endpointId and workspaceId let a delivery wait for a slot (src/webhooks/slots.ts) without reading
+    // Delays come from the processor's retry schedule (src/delivery/webhooks/retry.ts): about 27.6 hours in all.
+    // endpointId and workspaceId let a delivery wait for a slot (src/delivery/webhooks/slots.ts) without reading
     // its row; a job queued without them reads it first.
     schema: z.object({ deliveryId: z.uuid(), endpointId: z.uuid().optional(), workspaceId: z.uuid().optional() }),
     options: { attempts: 10, backoff: { type: "custom" } },

@@ -39,7 +39,7 @@ export const CoverageState = z
   .transform((v) => v as CoverageState);
 
 /**
- * `metadata.kind` of a meeting note's own row (src/notes/mapping.ts). It describes the meeting
+ * `metadata.kind` of a meeting note's own row (src/intake/notes/mapping.ts). It describes the meeting
  * (title, date, people, calendar event) rather than saying anything in it, so analyses never take
  * it as evidence.
  */

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminCommands } from "../../src/admin/commands.js";
+import { adminCommands } from "../../src/governance/admin/commands.js";
 import { projectRoot } from "../../src/platform/paths.js";
 import { ensureBuilt, npmScriptArgv } from "../helpers/compiled.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";

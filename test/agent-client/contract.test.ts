@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RoutineScheduler, startRoutineScheduler } from "../../src/routines/scheduler.js";
+import { type RoutineScheduler, startRoutineScheduler } from "../../src/workflows/routines/scheduler.js";
 import { processors } from "../../workers/processors.js";
 import { CORPUS } from "../analysis/corpus.js";
 import { createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";

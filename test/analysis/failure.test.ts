@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAnalysisJob } from "../../src/analysis/runner.js";
+import { runAnalysisJob } from "../../src/insights/analysis/runner.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { createTenant, type Tenant, waitFor } from "./fixtures.js";

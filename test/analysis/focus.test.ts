@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { requestedCapability } from "../../src/analysis/focus.js";
-import { askOf, questionIntent } from "../../src/analysis/question.js";
+import { requestedCapability } from "../../src/insights/analysis/focus.js";
+import { askOf, questionIntent } from "../../src/insights/analysis/question.js";
 
 /** What a question asks for, and the capability a request names. */
 describe("focused questions", () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendEvent } from "../../src/analysis/events.js";
+import { appendEvent } from "../../src/insights/analysis/events.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { createTenant, type Tenant } from "./fixtures.js";
 import { listen, openStream } from "./sse-client.js";

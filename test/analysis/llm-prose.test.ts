@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildPrompt, checkProse } from "../../src/analysis/llm.js";
+import { buildPrompt, checkProse } from "../../src/insights/analysis/llm.js";
 
 const quotes = [
   { number: 1, quote: "Sync keeps failing on my Android phone, I lose edits." },

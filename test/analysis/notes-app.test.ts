@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sliceCodePoints } from "../../src/enrichment/opinions.js";
+import { sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

@@ -5,19 +5,19 @@ import {
   type QuoteOriginal,
   type QuoteOriginals,
   type VerifiedQuote,
-} from "../../src/analysis/evidence.js";
-import { findThemes } from "../../src/analysis/findings.js";
-import { focusOf } from "../../src/analysis/focus.js";
-import { questionIntent } from "../../src/analysis/question.js";
-import { finalOutput, withProse } from "../../src/analysis/result.js";
-import { assemble, draftQuotes, type InsightDraft } from "../../src/analysis/synthesis.js";
-import { countOverScope, type Theme } from "../../src/analysis/themes.js";
-import { type StoredUnit, scoreUnits, unitsOf } from "../../src/analysis/units.js";
-import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/enrichment/opinions.js";
+} from "../../src/insights/analysis/evidence.js";
+import { findThemes } from "../../src/insights/analysis/findings.js";
+import { focusOf } from "../../src/insights/analysis/focus.js";
+import { questionIntent } from "../../src/insights/analysis/question.js";
+import { finalOutput, withProse } from "../../src/insights/analysis/result.js";
+import { assemble, draftQuotes, type InsightDraft } from "../../src/insights/analysis/synthesis.js";
+import { countOverScope, type Theme } from "../../src/insights/analysis/themes.js";
+import { type StoredUnit, scoreUnits, unitsOf } from "../../src/insights/analysis/units.js";
+import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 
 /**
  * The engine's stages on plain inputs, no database: the reads happen before and between them
- * (src/analysis/load.ts, scope-counts.ts), so each stage is data in, data out.
+ * (src/insights/analysis/load.ts, scope-counts.ts), so each stage is data in, data out.
  */
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
 const WORKSPACE = id(900);

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { verifyQuotes } from "../../src/analysis/load.js";
-import { sliceCodePoints } from "../../src/enrichment/opinions.js";
+import { verifyQuotes } from "../../src/insights/analysis/load.js";
+import { sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { analysisChannel, appendEvent } from "../../src/analysis/events.js";
+import { analysisChannel, appendEvent } from "../../src/insights/analysis/events.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { subscriberCounts } from "../support/redis-cluster.js";
 import { createTenant, type Tenant, waitFor } from "./fixtures.js";

@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Focus } from "../../src/analysis/focus.js";
-import type { SearchMode } from "../../src/analysis/schemas.js";
-import { type AnalysisScope, resolveScope, scopeCondition } from "../../src/analysis/scope.js";
-import { type ScopeCounts, scopeCounts } from "../../src/analysis/scope-counts.js";
-import type { Theme } from "../../src/analysis/themes.js";
+import type { Focus } from "../../src/insights/analysis/focus.js";
+import type { SearchMode } from "../../src/insights/analysis/schemas.js";
+import { type AnalysisScope, resolveScope, scopeCondition } from "../../src/insights/analysis/scope.js";
+import { type ScopeCounts, scopeCounts } from "../../src/insights/analysis/scope-counts.js";
+import type { Theme } from "../../src/insights/analysis/themes.js";
 import { Prisma } from "../../src/platform/db.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { addEntity, createEntity, createTenant, type Tenant } from "./fixtures.js";
 
 /**
- * The counts over every stored source in scope (src/analysis/scope-counts.ts), on real PostgreSQL:
+ * The counts over every stored source in scope (src/insights/analysis/scope-counts.ts), on real PostgreSQL:
  * a small corpus whose counts are worked out by hand, then a random corpus on which the one-pass
  * statement must answer exactly what the per-theme statement it replaced answered, for every focus
  * and every kind of scope. Originals and units are inserted directly, so each unit's aspect, terms,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { extractiveAnswer } from "../../src/analysis/answer.js";
-import { mineAspects } from "../../src/analysis/aspect-mining.js";
-import { questionIntent } from "../../src/analysis/question.js";
-import type { InsightItem } from "../../src/analysis/schemas.js";
-import { extractiveInsights } from "../../src/analysis/synthesis.js";
-import { buildThemes, isSplit, selectThemes, type Theme } from "../../src/analysis/themes.js";
-import type { Unit } from "../../src/analysis/units.js";
-import { opinionUnits } from "../../src/enrichment/opinions.js";
+import { extractiveAnswer } from "../../src/insights/analysis/answer.js";
+import { mineAspects } from "../../src/insights/analysis/aspect-mining.js";
+import { questionIntent } from "../../src/insights/analysis/question.js";
+import type { InsightItem } from "../../src/insights/analysis/schemas.js";
+import { extractiveInsights } from "../../src/insights/analysis/synthesis.js";
+import { buildThemes, isSplit, selectThemes, type Theme } from "../../src/insights/analysis/themes.js";
+import type { Unit } from "../../src/insights/analysis/units.js";
+import { opinionUnits } from "../../src/insights/enrichment/opinions.js";
 
 /**
  * Aspects across a corpus, theme polarity by distinct sources, which themes are

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { analysisChannel } from "../../src/analysis/events.js";
-import { collectionProcessor } from "../../src/collection/runner.js";
+import { analysisChannel } from "../../src/insights/analysis/events.js";
+import { collectionProcessor } from "../../src/intake/collection/runner.js";
 import { publish } from "../../src/platform/redis.js";
 import { type Fake, hackernewsFake, hnStories } from "../collection/fakes.js";
 import { contentRows, createJob, newEntity, pollJob, until } from "../collection/support.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpClient, UpstreamError } from "../../src/collection/collectors/http.js";
+import { createHttpClient, UpstreamError } from "../../src/intake/collection/collectors/http.js";
 import { parseRetryAfterMs as parseRetryAfter } from "../../src/platform/http/retry-after.js";
 import { type Fake, type Reply, startFake } from "./fakes.js";
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requeueJob } from "../../src/collection/requeue.js";
-import { commandFromBody, derivedUuid, requestHash } from "../../src/collection/service.js";
+import { requeueJob } from "../../src/intake/collection/requeue.js";
+import { commandFromBody, derivedUuid, requestHash } from "../../src/intake/collection/service.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { createJob, newEntity } from "./support.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Collector } from "../../src/collection/collectors/types.js";
-import { FenceLost } from "../../src/collection/progress.js";
-import { runCollectionJob } from "../../src/collection/runner.js";
+import type { Collector } from "../../src/intake/collection/collectors/types.js";
+import { FenceLost } from "../../src/intake/collection/progress.js";
+import { runCollectionJob } from "../../src/intake/collection/runner.js";
 import { NEVER_CANCELLED } from "../../src/jobs/cancellation.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { coverageOf, createJob, newEntity } from "./support.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
-import { collectionProcessor } from "../../src/collection/runner.js";
-import { derivedUuid } from "../../src/collection/service.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
+import { collectionProcessor } from "../../src/intake/collection/runner.js";
+import { derivedUuid } from "../../src/intake/collection/service.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { type Fake, hackernewsFake, hnStories } from "./fakes.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectionProcessor } from "../../src/collection/runner.js";
+import { collectionProcessor } from "../../src/intake/collection/runner.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { coverageOf, createJob, newEntity, pollJob } from "./support.js";
 

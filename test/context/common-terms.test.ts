@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keywordRanking } from "../../src/context/repo.js";
-import { keywordQuery } from "../../src/context/service.js";
-import { CommonTerms } from "../../src/context/terms.js";
+import { keywordRanking } from "../../src/insights/context/repo.js";
+import { keywordQuery } from "../../src/insights/context/service.js";
+import { CommonTerms } from "../../src/insights/context/terms.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { signIn, type TestUser } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pageEmbeddingText } from "../../src/context/embedding.js";
-import { cosine, hashingVector } from "../../src/embed/hashing.js";
+import { pageEmbeddingText } from "../../src/insights/context/embedding.js";
+import { cosine, hashingVector } from "../../src/insights/embed/hashing.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { contextEmbedProcessor } from "../../workers/context-embed.js";
 import { type EmbeddingsServer, startEmbeddingsServer } from "../helpers/embeddings-server.js";

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { personalWorkspace } from "../../src/workspaces/access.js";
+import { personalWorkspace } from "../../src/access/workspaces/access.js";
 import { type Harness, randomId } from "../helpers/harness.js";
 
 /** A signed-in user of the harness: bearer header, user id, and shortcuts to both routes. */

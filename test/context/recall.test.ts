@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pageEmbeddingText } from "../../src/context/embedding.js";
-import { keywordRanking } from "../../src/context/repo.js";
-import { keywordQuery } from "../../src/context/service.js";
-import { CommonTerms } from "../../src/context/terms.js";
-import { cosine, hashingVector } from "../../src/embed/hashing.js";
+import { pageEmbeddingText } from "../../src/insights/context/embedding.js";
+import { keywordRanking } from "../../src/insights/context/repo.js";
+import { keywordQuery } from "../../src/insights/context/service.js";
+import { CommonTerms } from "../../src/insights/context/terms.js";
+import { cosine, hashingVector } from "../../src/insights/embed/hashing.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { projectOf, signIn, type TestUser } from "./helpers.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fuseRankings } from "../../src/context/fusion.js";
-import { decodeFloat4Array } from "../../src/context/matrix.js";
-import { CachedMatrixRanker } from "../../src/context/vectors.js";
+import { fuseRankings } from "../../src/insights/context/fusion.js";
+import { decodeFloat4Array } from "../../src/insights/context/matrix.js";
+import { CachedMatrixRanker } from "../../src/insights/context/vectors.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { signIn } from "./helpers.js";
 

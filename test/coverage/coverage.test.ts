@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { latestCoverageByPlatform } from "../../src/coverage/service.js";
+import { latestCoverageByPlatform } from "../../src/intake/coverage/service.js";
 import { bearer, createEntityFor, createKeyFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forgetDeletedCitations } from "../../src/analysis/deletions.js";
-import { createEmbedder, type EmbeddingProvider } from "../../src/embed/provider.js";
-import { enrichContent } from "../../src/enrichment/service.js";
+import { forgetDeletedCitations } from "../../src/insights/analysis/deletions.js";
+import { createEmbedder, type EmbeddingProvider } from "../../src/insights/embed/provider.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { listen, openStream } from "../analysis/sse-client.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -247,7 +247,7 @@ describe("DELETE /agent/v1/content/{content_id}", () => {
       data: { analysisId: analysis.id, seq: 1, event: "evidence", data: { analysis_id: analysis.id, ...item } },
     });
     expect((await h.http.delete(`/agent/v1/content/${id}`).set(auth(team.token))).body.removed.analysis_events_updated).toBe(1);
-    // The result, computed before the delete, is stored after it (src/analysis/runner.ts does this in its transaction).
+    // The result, computed before the delete, is stored after it (src/insights/analysis/runner.ts does this in its transaction).
     const data = { answer: 'People say "Crashes on export" [1].', citations: [{ ...item }], evidence: [{ ...item }], insights: [] };
     const gone = await h.deps.db.$transaction((tx) => forgetDeletedCitations(tx, analysis.id, data as never));
     expect(gone).toBe(1);

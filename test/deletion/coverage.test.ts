@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectionProcessor } from "../../src/collection/runner.js";
-import type { RemovedAfter } from "../../src/coverage/schemas.js";
-import { deleteOriginals } from "../../src/deletion/cascade.js";
-import { runRetentionPass } from "../../src/deletion/retention.js";
+import { deleteOriginals } from "../../src/governance/deletion/cascade.js";
+import { runRetentionPass } from "../../src/governance/deletion/retention.js";
+import { collectionProcessor } from "../../src/intake/collection/runner.js";
+import type { RemovedAfter } from "../../src/intake/coverage/schemas.js";
 import { type Fake, hackernewsFake, hnStories } from "../collection/fakes.js";
 import { type JobStatus, pollJob } from "../collection/support.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runEntityDeletion } from "../../src/deletion/entity-run.js";
-import { markDeletionFailed } from "../../src/deletion/resumable.js";
+import { runEntityDeletion } from "../../src/governance/deletion/entity-run.js";
+import { markDeletionFailed } from "../../src/governance/deletion/resumable.js";
 import { entityDeletionProcessor } from "../../workers/entity-deletion.js";
 import { waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { markErasureFailed } from "../../src/deletion/erasure-run.js";
+import { markErasureFailed } from "../../src/governance/deletion/erasure-run.js";
 import { erasureProcessor } from "../../workers/erasures.js";
 import { waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

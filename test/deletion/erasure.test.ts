@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { erasedAuthors } from "../../src/ingest/erased-authors.js";
-import { IngestRequestSchema } from "../../src/ingest/schemas.js";
-import { ingestContent } from "../../src/ingest/service.js";
+import { erasedAuthors } from "../../src/intake/ingest/erased-authors.js";
+import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
+import { ingestContent } from "../../src/intake/ingest/service.js";
 import { AppError } from "../../src/platform/errors.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { addMember, auth, createTeam, enrich, exportText, ingest, search, type Team, tablesContaining } from "./support.js";

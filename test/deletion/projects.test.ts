@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runProjectDeletion } from "../../src/deletion/project-run.js";
-import { markDeletionFailed } from "../../src/deletion/resumable.js";
+import { runProjectDeletion } from "../../src/governance/deletion/project-run.js";
+import { markDeletionFailed } from "../../src/governance/deletion/resumable.js";
 import { projectDeletionProcessor } from "../../workers/project-deletion.js";
 import { waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
-import { purgeWorkspace } from "../../src/deletion/purge.js";
-import { runRetentionPass } from "../../src/deletion/retention.js";
-import { deleteWorkspace } from "../../src/deletion/workspaces.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
+import { purgeWorkspace } from "../../src/governance/deletion/purge.js";
+import { runRetentionPass } from "../../src/governance/deletion/retention.js";
+import { deleteWorkspace } from "../../src/governance/deletion/workspaces.js";
 import { Prisma } from "../../src/platform/db.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { listen, runAnalysis } from "../analysis/sse-client.js";
@@ -11,7 +11,7 @@ import { createHarness, type Harness } from "../helpers/harness.js";
 import { auth, createTeam, enrich, ingest, type Team } from "./support.js";
 
 /**
- * The purge of a deleted workspace (src/deletion/purge.ts) names its tables one by one; this test keeps
+ * The purge of a deleted workspace (src/governance/deletion/purge.ts) names its tables one by one; this test keeps
  * that list honest against the schema as it grows. It reads the database's own catalogue:
  *
  * - every table with a `workspace_id`, `entity_id`, `project_id` or `scope_id` column, and every table

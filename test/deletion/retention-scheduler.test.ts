@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ensureRetentionScheduler, RETENTION_SCHEDULER_ID, startRetentionScheduler } from "../../src/deletion/scheduler.js";
+import { ensureRetentionScheduler, RETENTION_SCHEDULER_ID, startRetentionScheduler } from "../../src/governance/deletion/scheduler.js";
 import { retentionTickProcessor } from "../../workers/retention.js";
 import { until } from "../collection/support.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RETENTION_LEASE_SECONDS, runRetentionPass } from "../../src/deletion/retention.js";
+import { RETENTION_LEASE_SECONDS, runRetentionPass } from "../../src/governance/deletion/retention.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { addMember, auth, createTeam, ingest, type Team, tablesContaining } from "./support.js";
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
-import { createEmbedder } from "../../src/embed/provider.js";
-import { enrichContent } from "../../src/enrichment/service.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
+import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { Prisma } from "../../src/platform/db.js";
 import type { Harness } from "../helpers/harness.js";
 

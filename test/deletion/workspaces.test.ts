@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runScheduledPass } from "../../src/deletion/retention.js";
-import { deleteWorkspace } from "../../src/deletion/workspaces.js";
+import { personalWorkspace } from "../../src/access/workspaces/access.js";
+import { runScheduledPass } from "../../src/governance/deletion/retention.js";
+import { deleteWorkspace } from "../../src/governance/deletion/workspaces.js";
 import { Prisma } from "../../src/platform/db.js";
-import { personalWorkspace } from "../../src/workspaces/access.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { listen, openStream } from "../analysis/sse-client.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

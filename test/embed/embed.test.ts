@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HASHING_DIMENSIONS, HASHING_MODEL } from "../../src/embed/hashing.js";
+import { HASHING_DIMENSIONS, HASHING_MODEL } from "../../src/insights/embed/hashing.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 let h: Harness;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/embed/provider.js";
-import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/enrichment/opinions.js";
-import { enrichContent } from "../../src/enrichment/service.js";
+import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { deriveJobId } from "../../src/platform/queues.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
 import { createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CUE_FAMILIES, cueKindOf, kindFeatures } from "../../src/enrichment/feedback-kind/features.js";
-import { classifySource, kindModel, SOURCE_CLASSES } from "../../src/enrichment/feedback-kind/model.js";
+import { CUE_FAMILIES, cueKindOf, kindFeatures } from "../../src/insights/enrichment/feedback-kind/features.js";
+import { classifySource, kindModel, SOURCE_CLASSES } from "../../src/insights/enrichment/feedback-kind/model.js";
 
 const BUG_ISSUE = {
   title: "Crash when opening a project with a symlinked config directory",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { readComparison } from "../../src/enrichment/comparisons.js";
-import { type OpinionSpan, opinionUnits, sliceCodePoints } from "../../src/enrichment/opinions.js";
+import { readComparison } from "../../src/insights/enrichment/comparisons.js";
+import { type OpinionSpan, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 
 /**
  * Reading real feedback without a database: only the author's prose of an issue becomes units, each

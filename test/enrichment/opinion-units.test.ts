@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type OpinionSpan, opinionUnits, sliceCodePoints } from "../../src/enrichment/opinions.js";
+import { type OpinionSpan, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 
 /**
  * Opinion units without a database: clauses, their polarity and kind, their aspect, and

@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type BlockKind, documentStructure, type Format, guessFormat, proseRanges, sectionRole } from "../../src/enrichment/structure.js";
+import {
+  type BlockKind,
+  documentStructure,
+  type Format,
+  guessFormat,
+  proseRanges,
+  sectionRole,
+} from "../../src/insights/enrichment/structure.js";
 
 /** The prose of a text as [verbatim text, section role] pairs, checking each range's offsets on the way. */
 function prose(text: string, format?: Format): [string, string][] {

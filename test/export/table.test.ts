@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import { bearer, comment, createEntityFor, createKeyFor, source } from "../helpers/evidence.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 

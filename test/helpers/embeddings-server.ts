@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { hashingVector } from "../../src/embed/hashing.js";
+import { hashingVector } from "../../src/insights/embed/hashing.js";
 
 /**
  * A local embeddings provider in OpenAI's format (`POST …/embeddings`), with vectors from the

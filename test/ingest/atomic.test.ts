@@ -1,8 +1,8 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
-import { IngestRequestSchema } from "../../src/ingest/schemas.js";
-import { ingestContent } from "../../src/ingest/service.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
+import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
+import { ingestContent } from "../../src/intake/ingest/service.js";
 import { Queues } from "../../src/platform/queues.js";
 import { bearer, comment, countRows, createEntityFor, source } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

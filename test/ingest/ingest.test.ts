@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COUNT_BASIS, IngestRequestSchema } from "../../src/ingest/schemas.js";
-import { ingestContent } from "../../src/ingest/service.js";
+import { COUNT_BASIS, IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
+import { ingestContent } from "../../src/intake/ingest/service.js";
 import { bearer, comment, countRows, createEntityFor, createKeyFor, source } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 

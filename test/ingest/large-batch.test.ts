@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IngestRequestSchema } from "../../src/ingest/schemas.js";
-import { ingestContent } from "../../src/ingest/service.js";
+import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
+import { ingestContent } from "../../src/intake/ingest/service.js";
 import type { Db } from "../../src/platform/db.js";
 import { bearer, countRows, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -77,7 +77,7 @@ describe("a full batch with large contents", () => {
     const deps = { ...h.deps, db: countingDb(h.deps.db, counter) };
     const first = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
     expect(first.inserted).toBe(3000);
-    // The workspace's author erasures (one lookup, src/ingest/erased-authors.ts), two inserts (sources, comments);
+    // The workspace's author erasures (one lookup, src/intake/ingest/erased-authors.ts), two inserts (sources, comments);
     // no lookup of ids is needed when every row is new.
     expect(counter.statements).toBe(3);
 

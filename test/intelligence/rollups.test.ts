@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/embed/provider.js";
-import { enrichContent } from "../../src/enrichment/service.js";
+import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { bearer, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 

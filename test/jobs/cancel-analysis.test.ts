@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { analysisJobId } from "../../src/analysis/jobs.js";
+import { analysisJobId } from "../../src/insights/analysis/jobs.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
 import type { WorkerHandles } from "../../workers/runtime.js";

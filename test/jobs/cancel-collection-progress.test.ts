@@ -1,6 +1,6 @@
 import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectionProcessor } from "../../src/collection/runner.js";
+import { collectionProcessor } from "../../src/intake/collection/runner.js";
 import { NEVER_CANCELLED } from "../../src/jobs/cancellation.js";
 import type { AppDeps } from "../../src/platform/deps.js";
 import { type Fake, hackernewsFake, hnStories, redditFake, redditPosts } from "../collection/fakes.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectionProcessor } from "../../src/collection/runner.js";
+import { collectionProcessor } from "../../src/intake/collection/runner.js";
 import type { WorkerHandles } from "../../workers/runtime.js";
 import { type Fake, hackernewsFake, hnStories } from "../collection/fakes.js";
 import { bearer, contentRows, createJob, newEntity, pollJob, until } from "../collection/support.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notesJobId } from "../../src/notes/service.js";
+import { notesJobId } from "../../src/intake/notes/service.js";
 import { notesSyncProcessor } from "../../workers/notes-sync.js";
 import type { WorkerHandles } from "../../workers/runtime.js";
 import { bearer, until } from "../collection/support.js";

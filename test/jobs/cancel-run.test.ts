@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { analysisJobId } from "../../src/analysis/jobs.js";
-import { price, type RunScope } from "../../src/billing/pricing.js";
-import { runJobId } from "../../src/runs/service.js";
+import { analysisJobId } from "../../src/insights/analysis/jobs.js";
+import { price, type RunScope } from "../../src/workflows/billing/pricing.js";
+import { runJobId } from "../../src/workflows/runs/service.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { processors } from "../../workers/processors.js";
 import type { WorkerHandles } from "../../workers/runtime.js";

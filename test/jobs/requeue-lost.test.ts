@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
-import { analysisJobId, enqueueAnalysis } from "../../src/analysis/jobs.js";
-import { startAnalysis } from "../../src/analysis/service.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
+import { analysisJobId, enqueueAnalysis } from "../../src/insights/analysis/jobs.js";
+import { startAnalysis } from "../../src/insights/analysis/service.js";
 import { deleteKeys } from "../../src/platform/redis.js";
 import { processors } from "../../workers/processors.js";
 import { type Fake, hackernewsFake, hnStories } from "../collection/fakes.js";

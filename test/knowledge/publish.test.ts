@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { analysisPublication, type Publication, publishGeneratedRecords } from "../../src/knowledge/publish.js";
+import { analysisPublication, type Publication, publishGeneratedRecords } from "../../src/insights/knowledge/publish.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { CORPUS } from "../analysis/corpus.js";
 import { listen, openStream } from "../analysis/sse-client.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendEvent } from "../../src/analysis/events.js";
+import { appendEvent } from "../../src/insights/analysis/events.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { enrichmentProcessor } from "../../workers/enrichment.js";
 import { CORPUS } from "../analysis/corpus.js";

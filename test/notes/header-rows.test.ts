@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyQuotes } from "../../src/analysis/load.js";
+import { verifyQuotes } from "../../src/insights/analysis/load.js";
 import { processors } from "../../workers/processors.js";
 import { listen, openStream } from "../analysis/sse-client.js";
 import { createHarness, type Harness } from "../helpers/harness.js";

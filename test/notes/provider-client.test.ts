@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerFailure } from "../../src/notes/importer.js";
-import { MeetingNotesClient, MeetingNotesError } from "../../src/notes/provider.js";
+import { providerFailure } from "../../src/intake/notes/importer.js";
+import { MeetingNotesClient, MeetingNotesError } from "../../src/intake/notes/provider.js";
 import { parseRetryAfterSeconds as parseRetryAfter } from "../../src/platform/http/retry-after.js";
 import { FakeNotesProvider, makeNote } from "./fake-provider.js";
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { notesJobId } from "../../src/notes/service.js";
+import { notesJobId } from "../../src/intake/notes/service.js";
 import { notesSyncProcessor } from "../../workers/notes-sync.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { FakeNotesProvider, makeNote } from "./fake-provider.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SKELETON_WORKFLOW } from "../../src/onboarding/schemas.js";
+import { SKELETON_WORKFLOW } from "../../src/workflows/onboarding/schemas.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { onboardingBody } from "./fixtures.js";
 

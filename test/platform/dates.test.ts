@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { bound } from "../../src/collection/collectors/types.js";
-import { CoverageRequestBody } from "../../src/coverage/schemas.js";
-import { IngestRequestBody } from "../../src/ingest/schemas.js";
-import { SyncBody } from "../../src/notes/schemas.js";
+import { SearchBody } from "../../src/insights/search/schemas.js";
+import { bound } from "../../src/intake/collection/collectors/types.js";
+import { CoverageRequestBody } from "../../src/intake/coverage/schemas.js";
+import { IngestRequestBody } from "../../src/intake/ingest/schemas.js";
+import { SyncBody } from "../../src/intake/notes/schemas.js";
 import { ValidationFailed } from "../../src/platform/errors.js";
 import { parseInput } from "../../src/platform/validation.js";
-import { SearchBody } from "../../src/search/schemas.js";
 import { bearer, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 describe("health with Redis unreachable", () => {
@@ -35,7 +35,7 @@ describe("health with Postgres unreachable", () => {
     const original = h.deps.db;
     Object.assign(h.deps, { db: down });
     try {
-      const { checkHealth } = await import("../../src/health/service.js");
+      const { checkHealth } = await import("../../src/governance/health/service.js");
       const health = await checkHealth(h.deps);
       expect(health.status).toBe("degraded");
       expect(health.dependencies.postgres.status).toBe("unavailable");

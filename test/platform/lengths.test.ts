@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { bound } from "../../src/collection/collectors/types.js";
-import { normalisePath } from "../../src/context/paths.js";
-import { MAX_UTTERANCE_CHARS, utteranceComments } from "../../src/notes/mapping.js";
-import type { Note } from "../../src/notes/provider.js";
-import { CompanyInput } from "../../src/onboarding/schemas.js";
+import { normalisePath } from "../../src/insights/context/paths.js";
+import { bound } from "../../src/intake/collection/collectors/types.js";
+import { MAX_UTTERANCE_CHARS, utteranceComments } from "../../src/intake/notes/mapping.js";
+import type { Note } from "../../src/intake/notes/provider.js";
 import { clipCodePoints, codePointLength, isInvisible, splitCodePoints } from "../../src/platform/text.js";
 import { allRoutes } from "../../src/routes.js";
-import { RunHeaders } from "../../src/runs/schemas.js";
+import { CompanyInput } from "../../src/workflows/onboarding/schemas.js";
+import { RunHeaders } from "../../src/workflows/runs/schemas.js";
 import { signIn, type TestUser } from "../context/helpers.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 

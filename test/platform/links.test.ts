@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bound } from "../../src/collection/collectors/types.js";
-import { noteSource } from "../../src/notes/mapping.js";
-import type { Note } from "../../src/notes/provider.js";
+import { bound } from "../../src/intake/collection/collectors/types.js";
+import { noteSource } from "../../src/intake/notes/mapping.js";
+import type { Note } from "../../src/intake/notes/provider.js";
 import { bearer, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpClient } from "../../src/collection/collectors/http.js";
+import { createHttpClient } from "../../src/intake/collection/collectors/http.js";
 import { checkedLookup, judgeAddress, OutboundRefusedError, outboundFetch, refusalOf } from "../../src/platform/outbound.js";
 
 describe("address policy", () => {

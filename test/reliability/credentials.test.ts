@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import type { ApiKeyScope, AuthRule } from "../../src/platform/auth.js";
 import type { AnyRoute } from "../../src/platform/http/route.js";
 import { allRoutes } from "../../src/routes.js";

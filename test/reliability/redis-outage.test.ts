@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import { processors } from "../../workers/processors.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { type Listening, listen } from "./support/http.js";

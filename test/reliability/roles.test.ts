@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import type { AnyRoute, RouteRole } from "../../src/platform/http/route.js";
 import { atLeast, ROLES, type Role } from "../../src/platform/roles.js";
 import { allRoutes } from "../../src/routes.js";

@@ -100,7 +100,7 @@ describe("the agent client's routine calls", () => {
   });
 
   it("lists a routine's runs among the entity's runs (recall skill_runs)", async () => {
-    const { startRoutineScheduler } = await import("../../src/routines/scheduler.js");
+    const { startRoutineScheduler } = await import("../../src/workflows/routines/scheduler.js");
     const { routinesTickProcessor } = await import("../../workers/routines.js");
     const ctx = await onboardCompany(h, { credits: 1000 });
     const userId = await userIdOf(h, ctx.token);

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { dispatchDueRoutines } from "../../src/routines/dispatch.js";
-import { type RoutineScheduler, startRoutineScheduler, TICK_SCHEDULER_ID } from "../../src/routines/scheduler.js";
+import { dispatchDueRoutines } from "../../src/workflows/routines/dispatch.js";
+import { type RoutineScheduler, startRoutineScheduler, TICK_SCHEDULER_ID } from "../../src/workflows/routines/scheduler.js";
 import { processors } from "../../workers/processors.js";
 import { routinesTickProcessor } from "../../workers/routines.js";
 import type { WorkerHandles } from "../../workers/runtime.js";

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js";
 import { Queues } from "../../src/platform/queues.js";
 import { whenReady } from "../../src/platform/redis.js";
-import { dispatchDueRoutines } from "../../src/routines/dispatch.js";
+import { dispatchDueRoutines } from "../../src/workflows/routines/dispatch.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { startTcpProxy, type TcpProxy, until } from "../reliability/support/processes.js";
 import { expectLedgerConsistent, onboardCompany } from "../runs/helpers.js";

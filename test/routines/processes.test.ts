@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TICK_SCHEDULER_ID } from "../../src/routines/scheduler.js";
+import { TICK_SCHEDULER_ID } from "../../src/workflows/routines/scheduler.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { exited, type RedisServer, startRedisServer, startWorkerProcess as startWorker, until } from "../reliability/support/processes.js";
 import { onboardCompany } from "../runs/helpers.js";

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import type { Harness } from "../helpers/harness.js";
 
 /** Onboards a company with research objectives and returns its ids and a bearer. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runJobId } from "../../src/runs/service.js";
+import { runJobId } from "../../src/workflows/runs/service.js";
 import { processors } from "../../workers/processors.js";
 import { workflowRunProcessor } from "../../workers/workflow-run.js";
 import { until } from "../collection/support.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import { startOutboxRelay } from "../../src/jobs/outbox.js";
-import { runJobId } from "../../src/runs/service.js";
+import { runJobId } from "../../src/workflows/runs/service.js";
 import { processors } from "../../workers/processors.js";
 import { workflowRunProcessor } from "../../workers/workflow-run.js";
 import { until } from "../collection/support.js";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { estimate, PRICE_TABLE, runScope } from "../../src/billing/pricing.js";
-import { SKELETON_WORKFLOW } from "../../src/onboarding/schemas.js";
+import { estimate, PRICE_TABLE, runScope } from "../../src/workflows/billing/pricing.js";
+import { SKELETON_WORKFLOW } from "../../src/workflows/onboarding/schemas.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 import { expectAllLedgersConsistent, expectLedgerConsistent, onboardCompany } from "./helpers.js";
 
@@ -291,7 +291,7 @@ describe("runs: a request without scope_hash approves the caller's latest quote"
 
 describe("operator credit grants", () => {
   it("grants credits to a workspace and refuses bad arguments", async () => {
-    const { runAdminCommand } = await import("../../src/admin/commands.js");
+    const { runAdminCommand } = await import("../../src/governance/admin/commands.js");
     const ctx = await onboardCompany(h);
     expect(await runAdminCommand(h.deps, ["grant-credits", ctx.workspaceId, "250", "welcome"])).toBe(
       `granted 250 credits to ${ctx.workspaceId}; balance 250`,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { storedProvider } from "../../src/search/providers/stored.js";
+import { storedProvider } from "../../src/insights/search/providers/stored.js";
 import { createTenant, storeSources, type Tenant } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 

@@ -1,7 +1,7 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { submitAnalysis } from "../../src/analysis/jobs.js";
-import { RunBody } from "../../src/analysis/schemas.js";
+import { submitAnalysis } from "../../src/insights/analysis/jobs.js";
+import { RunBody } from "../../src/insights/analysis/schemas.js";
 import { axeAudit, launchBrowser, openPage, screenshot, seriousOf, type WatchedPage } from "../helpers/browser.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { analysisProcessor, buildSharedWorld, type SharedWorld, share } from "./fixtures.js";

@@ -1,9 +1,6 @@
 import { parseHTML } from "linkedom";
 import { describe, expect, it, vi } from "vitest";
-import type { AnalysisRecord, EvidenceItem, InsightItem } from "../../src/analysis/schemas.js";
-import type { IntelligenceSummary } from "../../src/intelligence/schemas.js";
-import type { InsightRecord } from "../../src/knowledge/schemas.js";
-import { escapeHtml, formatDateTime, formatNumber, html, raw, safeHref } from "../../src/share/pages/html.js";
+import { escapeHtml, formatDateTime, formatNumber, html, raw, safeHref } from "../../src/delivery/share/pages/html.js";
 import {
   type AnalysisPageModel,
   type EntityPageModel,
@@ -17,7 +14,10 @@ import {
   STYLESHEET,
   STYLESHEET_HASH,
   STYLESHEET_HREF,
-} from "../../src/share/pages/index.js";
+} from "../../src/delivery/share/pages/index.js";
+import type { AnalysisRecord, EvidenceItem, InsightItem } from "../../src/insights/analysis/schemas.js";
+import type { IntelligenceSummary } from "../../src/insights/intelligence/schemas.js";
+import type { InsightRecord } from "../../src/insights/knowledge/schemas.js";
 
 /**
  * The shared pages' HTML, parsed with a real HTML parser: escaping, unique ids that citation links

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STYLESHEET_PATH } from "../../src/share/pages/index.js";
+import { STYLESHEET_PATH } from "../../src/delivery/share/pages/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 /**

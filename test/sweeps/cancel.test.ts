@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import { jobIds } from "../../src/jobs/ids.js";
 import { sweepProcessor } from "../../workers/sweeps.js";
 import { until } from "../collection/support.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/embed/provider.js";
-import { enrichContent } from "../../src/enrichment/service.js";
+import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { jobIds } from "../../src/jobs/ids.js";
 import { sweepProcessor } from "../../workers/sweeps.js";
 import { until } from "../collection/support.js";

@@ -1,8 +1,8 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/admin/commands.js";
+import { deliveryJobId, recordJobEvent } from "../../src/delivery/webhooks/dispatch.js";
+import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import { Queues } from "../../src/platform/queues.js";
-import { deliveryJobId, recordJobEvent } from "../../src/webhooks/dispatch.js";
 import { webhookDeliverProcessor } from "../../workers/webhooks.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { awaitDelivery, deliveriesOf, jobEvent, newWorkspace, registerEndpoint, startReceiver, until } from "./support.js";

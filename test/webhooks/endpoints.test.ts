@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordJobEvent } from "../../src/delivery/webhooks/dispatch.js";
+import { secretBinding } from "../../src/delivery/webhooks/service.js";
+import { generateSecret } from "../../src/delivery/webhooks/signing.js";
 import { secretBoxFor } from "../../src/platform/secrets.js";
-import { recordJobEvent } from "../../src/webhooks/dispatch.js";
-import { secretBinding } from "../../src/webhooks/service.js";
-import { generateSecret } from "../../src/webhooks/signing.js";
 import { webhookDeliverProcessor } from "../../workers/webhooks.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { awaitDelivery, bearer, jobEvent, newWorkspace, registerEndpoint, startReceiver } from "./support.js";

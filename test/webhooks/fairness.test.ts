@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordJobEvent } from "../../src/webhooks/dispatch.js";
+import { recordJobEvent } from "../../src/delivery/webhooks/dispatch.js";
 import { webhookDeliverProcessor } from "../../workers/webhooks.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { jobEvent, newWorkspace, registerEndpoint, startReceiver, startSilentServer } from "./support.js";

@@ -1,10 +1,10 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { afterFailure, type BreakerState, pauseMs } from "../../src/delivery/webhooks/breaker.js";
+import { maxAttempts, retryDelayMs } from "../../src/delivery/webhooks/retry.js";
+import { generateSecret, messageIdOf, signatureOf } from "../../src/delivery/webhooks/signing.js";
 import { loadConfig } from "../../src/platform/config.js";
 import { jobCatalog } from "../../src/platform/queues.js";
-import { afterFailure, type BreakerState, pauseMs } from "../../src/webhooks/breaker.js";
-import { maxAttempts, retryDelayMs } from "../../src/webhooks/retry.js";
-import { generateSecret, messageIdOf, signatureOf } from "../../src/webhooks/signing.js";
 
 const config = loadConfig({ AUTH_JWT_SECRET: "test-secret-for-hs256-tokens-only" });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliveryJobId, recordJobEvent } from "../../src/webhooks/dispatch.js";
-import { takeSlot } from "../../src/webhooks/slots.js";
+import { deliveryJobId, recordJobEvent } from "../../src/delivery/webhooks/dispatch.js";
+import { takeSlot } from "../../src/delivery/webhooks/slots.js";
 import { webhookDeliverProcessor } from "../../workers/webhooks.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { jobEvent, newWorkspace, registerEndpoint, startReceiver, startSilentServer, until } from "./support.js";

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { activeMembershipsOf, activeWorkspaceOf, memberRole } from "../../src/access/workspaces/access.js";
 import type { Role } from "../../src/platform/roles.js";
-import { activeMembershipsOf, activeWorkspaceOf, memberRole } from "../../src/workspaces/access.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 
 /**
- * "A workspace the user can act in" (src/workspaces/access.ts), which every service resolving what a
+ * "A workspace the user can act in" (src/access/workspaces/access.ts), which every service resolving what a
  * user may see uses: in SQL (`activeMembershipsOf`, optionally from a least role up) and as a Prisma
  * `where` (`activeWorkspaceOf`). Both say the same: the user is a member and the workspace is not
  * being deleted. Real PostgreSQL.

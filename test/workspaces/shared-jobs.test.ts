@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { analysisJobId, submitAnalysis } from "../../src/analysis/jobs.js";
-import { RunBody } from "../../src/analysis/schemas.js";
-import { notesJobId } from "../../src/notes/service.js";
+import { analysisJobId, submitAnalysis } from "../../src/insights/analysis/jobs.js";
+import { RunBody } from "../../src/insights/analysis/schemas.js";
+import { notesJobId } from "../../src/intake/notes/service.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 import { person as signedIn } from "./support.js";
 

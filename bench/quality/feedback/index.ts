@@ -11,7 +11,7 @@
  *    comments, headings, tables, quotes, stack traces, logs or environment dumps, judged by an
  *    independent reader (markup-oracle.ts), beside the previous engine, which read every sentence of
  *    the raw text. Target ≤ 2%.
- * 2. Issue kind: the engine's feedback kind (src/enrichment/feedback-kind) against the maintainers'
+ * 2. Issue kind: the engine's feedback kind (src/insights/enrichment/feedback-kind) against the maintainers'
  *    labels, macro-F1 over bug / feature / question, beside a keyword baseline. Target ≥ 0.80.
  * 3. App reviews: request F1 and bug F1 (target ≥ 0.70 each) beside the keyword baseline; review
  *    polarity against the stars (4–5 positive, 1–2 negative, 3 neutral) beside VADER.
@@ -19,9 +19,9 @@
  *    test split (--answers-split dev while developing; --answers-only for this section alone).
  */
 import { parseArgs } from "node:util";
-import { kindFeatures } from "../../../src/enrichment/feedback-kind/features.js";
-import { classifySource } from "../../../src/enrichment/feedback-kind/model.js";
-import { opinionUnits, sentenceSpans } from "../../../src/enrichment/opinions.js";
+import { kindFeatures } from "../../../src/insights/enrichment/feedback-kind/features.js";
+import { classifySource } from "../../../src/insights/enrichment/feedback-kind/model.js";
+import { opinionUnits, sentenceSpans } from "../../../src/insights/enrichment/opinions.js";
 import { issueKeywordKind, POLARITIES, type Polarity, reviewKeywordKind, starsPolarity, vaderReviewPolarity } from "./baselines.js";
 import { type GoldIssue, type GoldReview, readIssues, readReviews, SPLITS, type Split } from "./data/convert.js";
 import { markupJudge } from "./markup-oracle.js";

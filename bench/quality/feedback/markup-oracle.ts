@@ -2,7 +2,7 @@ import MarkdownIt from "markdown-it";
 
 /**
  * An independent judge of where an original's markup lies, for measuring how many opinion units
- * fall inside it. It shares no code with the engine's structure reader (src/enrichment/structure):
+ * fall inside it. It shares no code with the engine's structure reader (src/insights/enrichment/structure):
  * markdown-it (a different parser) marks the lines of fenced and indented code, raw HTML blocks
  * (template comments `<!-- … -->`), headings, tables and block quotes; plain regular expressions,
  * written for this judge alone, mark lines of stack traces, logs and environment or version dumps.

@@ -9,7 +9,7 @@
  *
  * `--ref` names the commit to compare with: it is checked out as a git worktree under the system's
  * temporary folder (node_modules linked from this tree, its Prisma client generated), and its own
- * `src/enrichment/service.ts` runs against its own schema. Prints rows per second and units per row
+ * `src/insights/enrichment/service.ts` runs against its own schema. Prints rows per second and units per row
  * for each tree, best of `--repeat` passes.
  */
 import { execFileSync } from "node:child_process";
@@ -63,8 +63,10 @@ async function measure(tree: Tree, rows: ReturnType<typeof corpus>, serverUrl: s
   const admin = await import(path.join(tree.dir, "src/platform/database-admin.ts"));
   const { loadConfig } = await import(path.join(tree.dir, "src/platform/config.ts"));
   const { createDb } = await import(path.join(tree.dir, "src/platform/db.ts"));
-  const { createEmbedder } = await import(path.join(tree.dir, "src/embed/provider.ts"));
-  const { enrichContent } = await import(path.join(tree.dir, "src/enrichment/service.ts"));
+  // Trees before the areas (src/insights/…) kept the domains directly under src/.
+  const insights = existsSync(path.join(tree.dir, "src/insights")) ? "src/insights" : "src";
+  const { createEmbedder } = await import(path.join(tree.dir, insights, "embed/provider.ts"));
+  const { enrichContent } = await import(path.join(tree.dir, insights, "enrichment/service.ts"));
   const name = `res_bench_throughput_${randomBytes(4).toString("hex")}`;
   await admin.onServer(serverUrl, (c: pg.Client) => c.query(`CREATE DATABASE "${name}"`));
   const url = admin.withDatabase(serverUrl, name);

@@ -1,5 +1,5 @@
 /**
- * Trains the feedback-kind model (src/enrichment/feedback-kind/model.json) on the DEV splits of the
+ * Trains the feedback-kind model (src/insights/enrichment/feedback-kind/model.json) on the DEV splits of the
  * labelled feedback sets (bench/quality/feedback/data: GitHub issues labelled bug / feature / question
  * by their maintainers, app reviews labelled bug / feature / other). Only dev is read: the test
  * split is never loaded, scored or printed here.
@@ -99,8 +99,13 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { cueKindOf, type Features, kindFeatures } from "../../../src/enrichment/feedback-kind/features.js";
-import { classProbabilities, type KindModel, SOURCE_CLASSES, type SourceClass } from "../../../src/enrichment/feedback-kind/model.js";
+import { cueKindOf, type Features, kindFeatures } from "../../../src/insights/enrichment/feedback-kind/features.js";
+import {
+  classProbabilities,
+  type KindModel,
+  SOURCE_CLASSES,
+  type SourceClass,
+} from "../../../src/insights/enrichment/feedback-kind/model.js";
 import { readIssues, readReviews } from "./data/convert.js";
 import { readTicketTagger } from "./data/ticket-tagger.js";
 
@@ -466,7 +471,10 @@ function main() {
       "prior-l2": { type: "string", default: String(d.priorL2) },
       "flat-weight": { type: "string", default: String(d.flatWeight) },
       "cv-only": { type: "boolean", default: false },
-      out: { type: "string", default: fileURLToPath(new URL("../../../src/enrichment/feedback-kind/model.json", import.meta.url)) },
+      out: {
+        type: "string",
+        default: fileURLToPath(new URL("../../../src/insights/enrichment/feedback-kind/model.json", import.meta.url)),
+      },
     },
   });
   const s: TrainSettings = {

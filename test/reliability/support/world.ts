@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
-import { runAdminCommand } from "../../../src/admin/commands.js";
+import { runAdminCommand } from "../../../src/governance/admin/commands.js";
 import type { Harness } from "../../helpers/harness.js";
 import type { Known } from "./arbitraries.js";
 

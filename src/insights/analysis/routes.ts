@@ -1,0 +1,93 @@
+import { cancelRoute } from "../../jobs/routes.js";
+import { AUTH, type AuthContext, callerId } from "../../platform/auth.js";
+import type { AppDeps } from "../../platform/deps.js";
+import { defineRoute } from "../../platform/http/route.js";
+import { parseLastEventId } from "../../platform/sse.js";
+import { cancelAnalysis, submitAnalysis } from "./jobs.js";
+import { relayAnalysis } from "./relay.js";
+import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION } from "./schemas.js";
+import { cancellableAnalysis, readableAnalysis, toAnalysisRecord } from "./service.js";
+
+const tags = ["analysis"];
+const SSE = "text/event-stream";
+
+/**
+ * The reads take what a collection job's create and poll take (a bearer, an `ingest` or a
+ * `*` key), so every link a job hands out can be followed with the credential that created
+ * it; an `ingest` key reads only analyses its collection jobs started (see the service).
+ */
+const reader = (auth: AuthContext | undefined) => ({
+  userId: callerId(auth),
+  ingestOnly: auth?.via === "key" && !(auth.key?.scopes ?? []).includes("*"),
+});
+const readResponses = {
+  403: { description: "An ingest key, and the analysis was not started by one of the caller's collection jobs (insufficient_scope)" },
+  404: { description: "Unknown or not the caller's" },
+};
+
+export const analysisRoutes = (deps: AppDeps) => [
+  defineRoute({
+    method: "post",
+    path: "/agent/v1/analysis/run",
+    summary: "Start an analysis and stream its progress, evidence and result (SSE)",
+    tags,
+    auth: AUTH.bearerOnly,
+    role: "editor",
+    body: RunBody,
+    responses: {
+      200: { description: STREAM_DESCRIPTION, contentType: SSE },
+      404: { description: "An entity, project or provided source the caller cannot see" },
+      409: { description: "The request_id was used for a different request" },
+    },
+    handler: async ({ body, auth, res }) => {
+      const { analysis } = await submitAnalysis(deps, callerId(auth), body);
+      await relayAnalysis(deps, res, analysis.id, { afterSeq: 0, headers: { "X-Analysis-Id": analysis.id } });
+      return undefined;
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/agent/v1/analysis/:analysis_id",
+    summary: "Read an analysis: its status and, once finished, its result",
+    tags,
+    auth: AUTH.ingest,
+    role: "viewer",
+    params: AnalysisIdParams,
+    responses: { 200: { description: "The analysis", schema: AnalysisRecord }, ...readResponses },
+    handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await readableAnalysis(deps.db, reader(auth), params.analysis_id)) }),
+  }),
+  cancelRoute({
+    path: "/agent/v1/analysis/:analysis_id/cancel",
+    summary: "Cancel an analysis; its stream ends with an `error` event whose status is `cancelled`",
+    tags,
+    auth: AUTH.ingest,
+    params: AnalysisIdParams,
+    schema: AnalysisRecord,
+    what: "The analysis",
+    responses: { 403: readResponses[403] },
+    cancel: async (params, auth) => {
+      const analysis = await cancellableAnalysis(deps.db, reader(auth), params.analysis_id);
+      await cancelAnalysis(deps, analysis.id);
+      return toAnalysisRecord(await deps.db.analysis.findUniqueOrThrow({ where: { id: analysis.id } }));
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/agent/v1/analysis/:analysis_id/events",
+    summary: "Replay an analysis's event stream (SSE) after Last-Event-ID, continuing live while it runs",
+    tags,
+    auth: AUTH.ingest,
+    role: "viewer",
+    params: AnalysisIdParams,
+    query: EventsQuery,
+    headers: [{ name: "Last-Event-ID", required: false, description: "Resume after this event id (sequence number)" }],
+    responses: { 200: { description: STREAM_DESCRIPTION, contentType: SSE }, ...readResponses },
+    handler: async ({ params, query, auth, req, res }) => {
+      const analysis = await readableAnalysis(deps.db, reader(auth), params.analysis_id);
+      const header = req.headers["last-event-id"];
+      const afterSeq = header !== undefined ? parseLastEventId(header) : parseLastEventId(query.last_event_id);
+      await relayAnalysis(deps, res, analysis.id, { afterSeq, headers: { "X-Analysis-Id": analysis.id } });
+      return undefined;
+    },
+  }),
+];

@@ -1,0 +1,84 @@
+import { type Db, Prisma } from "../../platform/db.js";
+import type { Focus } from "./focus.js";
+import { type AnalysisScope, scopeCondition } from "./scope.js";
+import type { Theme } from "./themes.js";
+
+/**
+ * Counts over everything in scope. A theme is found in the analysed sample (at most the depth's rows);
+ * its count of sources is then taken over every stored, enriched original in the analysis's scope
+ * from the stored opinion units: the distinct sources with a unit about the theme's aspect (its aspect
+ * or one of its terms) on each side, of the asked kind for a focused question. A theme whose aspect
+ * the stored units cannot name (a request theme named after the capability asked for) has no such count.
+ *
+ * One statement, one pass over the scope's units for all themes: each unit is matched against every
+ * asked aspect at once (its aspect and its terms, unnested), its sides are combined per (source, aspect)
+ * and the sources counted per aspect, so the cost grows with the scope, not with the number of themes.
+ * Themes that share an aspect (its complaints and its praise) share its count. Both sides of the join
+ * are read index-only (content_store_evidence_scope_idx, opinion_units_content_sides_idx; migration
+ * 20261127120000_scope_count_indexes), the units in source order: the plan merge-joins them, sorting
+ * only the scope's original ids, and holds no large hash table.
+ */
+const SIDE = {
+  complaint: Prisma.sql`u.kind <> 'request' AND (u.kind = 'bug' OR u.sentiment_label = 'negative')`,
+  praise: Prisma.sql`u.kind NOT IN ('request', 'bug') AND u.sentiment_label = 'positive'`,
+  request: Prisma.sql`u.kind = 'request'`,
+};
+
+function focusCondition(focus: Focus | null): Prisma.Sql {
+  if (!focus) return Prisma.sql`TRUE`;
+  switch (focus.ask) {
+    case "requests":
+      return Prisma.sql`u.kind = 'request'`;
+    case "bugs":
+      return Prisma.sql`u.kind = 'bug'`;
+    case "churn":
+      return Prisma.sql`(u.churn OR (u.compared_with IS NOT NULL AND u.sentiment_label = 'negative'))`;
+    case "comparison":
+      return Prisma.sql`u.compared_with IS NOT NULL`;
+    default:
+      return Prisma.sql`TRUE`;
+  }
+}
+
+/** A theme's distinct sources on every side, in scope. */
+export type ScopeCounts = Theme["counts"];
+
+/**
+ * Distinct sources in scope on every side of each theme's aspect (by theme index); themes the stored
+ * units cannot name are absent, and so are themes no stored unit in scope is about. A source counts as
+ * neutral only when it takes no side on the aspect.
+ */
+export async function scopeCounts(
+  db: Db,
+  scope: AnalysisScope,
+  themes: Theme[],
+  focus: Focus | null,
+  unnamed: ReadonlySet<string>,
+): Promise<Map<number, ScopeCounts>> {
+  const countable = themes.flatMap((t, i) => (unnamed.has(t.aspect) ? [] : [{ i, aspect: t.aspect }]));
+  if (countable.length === 0 || scope.contentIds) return new Map();
+  const aspects = [...new Set(countable.map((t) => t.aspect))];
+  const rows = await db.$queryRaw<{ aspect: string; complaint: bigint; praise: bigint; request: bigint; neutral: bigint }[]>`
+    SELECT s.aspect, count(*) FILTER (WHERE s.complaint) AS complaint, count(*) FILTER (WHERE s.praise) AS praise,
+      count(*) FILTER (WHERE s.request) AS request, count(*) FILTER (WHERE NOT (s.complaint OR s.praise OR s.request)) AS neutral
+    FROM (SELECT u.content_id, n.aspect, bool_or(${SIDE.complaint}) AS complaint, bool_or(${SIDE.praise}) AS praise,
+            bool_or(${SIDE.request}) AS request
+          FROM content_store c JOIN opinion_units u ON u.content_id = c.id
+            CROSS JOIN LATERAL unnest(array_prepend(u.aspect, u.terms)) AS n(aspect)
+          WHERE ${scopeCondition(scope)} AND ${focusCondition(focus)}
+            AND (u.aspect = ANY(${aspects}::text[]) OR u.terms && ${aspects}::text[]) AND n.aspect = ANY(${aspects}::text[])
+          GROUP BY u.content_id, n.aspect) s
+    GROUP BY s.aspect`;
+  const byAspect = new Map(
+    rows.map((r) => [
+      r.aspect,
+      { complaint: Number(r.complaint), praise: Number(r.praise), request: Number(r.request), neutral: Number(r.neutral) },
+    ]),
+  );
+  const counted = new Map<number, ScopeCounts>();
+  for (const { i, aspect } of countable) {
+    const all = byAspect.get(aspect);
+    if (all) counted.set(i, { ...all });
+  }
+  return counted;
+}

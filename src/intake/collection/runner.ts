@@ -1,0 +1,226 @@
+import type { Job } from "bullmq";
+import { type CancelWatch, JobCancelled, watchJob } from "../../jobs/cancellation.js";
+import { isFinalAttempt } from "../../jobs/failures.js";
+import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
+import type { AppDeps } from "../../platform/deps.js";
+import { startAnalysis } from "./analysis.js";
+import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
+import { type PlatformOutcome, type RunDeps, runPlatform } from "./platform-run.js";
+import { FenceLost, isSettled, readProgress } from "./progress.js";
+
+/**
+ * The `collection.run.v1` processor. One run:
+ * 1. claims the row (increments `attempts`, the fence of every later write);
+ * 2. runs one collector per platform, concurrently, each from its stored cursor;
+ *    platforms settled by an earlier run are skipped;
+ * 3. if a platform hit a transient upstream failure, throws so BullMQ retries the job
+ *    with backoff (only the unsettled platforms run again);
+ * 4. otherwise starts the analysis (unless `collection_only`) and completes the row.
+ * On the last attempt nothing is left to retry: failing platforms settle with their
+ * error, and an error of the run itself marks the row `failed`.
+ */
+export interface CollectionRunOptions {
+  collectors?: CollectorRegistry;
+  /** A watch of the job's row (default: one polling it every 500 ms while the run lasts). */
+  cancel?: CancelWatch;
+  /** How long a job waits for its row when its queue entry came first (see `claim`). */
+  rowWaitMs?: number;
+}
+
+export interface CollectionRunResult {
+  status: "completed" | "failed" | "skipped" | "cancelled";
+  analysisId: string | null;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The entity a job collects for, as its collectors see it. */
+interface ClaimedEntity {
+  id: string;
+  workspaceId: string;
+  name: string;
+  url: string;
+  keywords: string[];
+  collectionTargets: unknown;
+}
+
+/** The columns of a claimed job the run needs, and its entity (null when gone), read in the claiming statement itself. */
+interface ClaimedJob {
+  id: string;
+  userId: string;
+  entityId: string;
+  objective: string;
+  questions: string[];
+  depth: string;
+  platforms: string[];
+  collectionOnly: boolean;
+  progress: unknown;
+  analysisId: string | null;
+  attempts: number;
+  /**
+   * When the key's first attempt was created: the collection window is counted from it, so a
+   * retry (a new attempt that resumes the failed one's cursors) reads the same window.
+   */
+  createdAt: Date;
+  entity: ClaimedEntity | null;
+}
+
+async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<ClaimedJob | "finished"> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const rows = await deps.db.$queryRaw<ClaimedJob[]>`
+      WITH claimed AS (
+        UPDATE collection_jobs
+        SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
+        WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
+        RETURNING id, user_id, entity_id, idempotency_key, objective, questions, depth, platforms, collection_only, progress,
+          analysis_id, attempts, created_at
+      )
+      SELECT c.id, c.user_id AS "userId", c.entity_id AS "entityId", c.objective, c.questions, c.depth, c.platforms,
+        c.collection_only AS "collectionOnly", c.progress, c.analysis_id AS "analysisId", c.attempts,
+        (SELECT COALESCE(min(o.created_at), c.created_at) FROM collection_jobs o
+          WHERE o.user_id = c.user_id AND o.idempotency_key = c.idempotency_key) AS "createdAt",
+        CASE WHEN e.id IS NULL THEN NULL ELSE json_build_object(
+          'id', e.id, 'workspaceId', e.workspace_id, 'name', e.name, 'url', e.url, 'keywords', e.keywords,
+          'collectionTargets', e.collection_targets
+        ) END AS entity
+      FROM claimed c LEFT JOIN entities e ON e.id = c.entity_id`;
+    if (rows[0]) return rows[0];
+    const existing = await deps.db.collectionJob.findUnique({ where: { id: jobId }, select: { status: true } });
+    // A finished job (re-delivered, or re-added by a replayed create) is never run again
+    // (an operator's requeue-job of a failed one starts a new attempt, a new job).
+    if (existing && existing.status !== "queued" && existing.status !== "running") return "finished";
+    // The row was inserted between the two reads: claim it now.
+    if (existing) continue;
+    // Creates write the row before the queue entry, but an entry can still come first: an enqueue that
+    // reached Redis although its create saw an error (and removed its row), then a retry of that create.
+    // Skipping it would leave its job id completed in the queue, so the retried row would never run.
+    if (Date.now() >= deadline) throw new Error(`collection job ${jobId} has no row (yet)`);
+    await sleep(50);
+  }
+}
+
+export async function runCollectionJob(
+  deps: RunDeps,
+  jobId: string,
+  options: CollectionRunOptions & { finalAttempt: boolean },
+): Promise<CollectionRunResult> {
+  const claimed = await claim(deps, jobId, options.rowWaitMs ?? 5000);
+  if (claimed === "finished") return { status: "skipped", analysisId: null };
+  const row = claimed;
+  const fence = row.attempts;
+
+  const entity = row.entity;
+  if (!entity) {
+    const failed = await deps.db.$executeRaw`
+      UPDATE collection_jobs SET status = 'failed', error = 'the entity no longer exists', finished_at = now(), updated_at = now()
+      WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'`;
+    const ended: EndedJob = { kind: "collection_job", id: jobId, status: "failed", data: { error: "the entity no longer exists" } };
+    return endedWith({ status: "failed", analysisId: null }, failed > 0 ? ended : null);
+  }
+  const cancel = options.cancel ?? watchJob(deps, "collection_job", jobId, "The collection job");
+  try {
+    return await collect(deps, row, entity, { ...options, cancel });
+  } catch (err) {
+    if (err instanceof JobCancelled || cancel.signal.aborted) return { status: "cancelled", analysisId: row.analysisId };
+    throw err;
+  } finally {
+    if (!options.cancel) cancel.stop();
+  }
+}
+
+async function collect(
+  deps: RunDeps,
+  row: ClaimedJob,
+  entity: ClaimedEntity,
+  options: CollectionRunOptions & { finalAttempt: boolean; cancel: CancelWatch },
+): Promise<CollectionRunResult> {
+  const jobId = row.id;
+  const fence = row.attempts;
+
+  const job = {
+    id: row.id,
+    fence,
+    depth: row.depth === "deep" ? ("deep" as const) : ("brief" as const),
+    objective: row.objective,
+    questions: row.questions,
+    createdAt: row.createdAt,
+    finalAttempt: options.finalAttempt,
+    cancel: options.cancel,
+  };
+  const collectorEntity = {
+    id: entity.id,
+    workspaceId: entity.workspaceId,
+    name: entity.name,
+    url: entity.url,
+    keywords: entity.keywords,
+    collectionTargets: entity.collectionTargets,
+  };
+  const progress = readProgress(row.progress, row.platforms);
+  const collectors = options.collectors ?? defaultCollectors;
+  const results = await Promise.allSettled(
+    row.platforms.map(async (platform): Promise<PlatformOutcome> => {
+      const p = progress[platform];
+      if (!p || isSettled(p)) return "settled";
+      return runPlatform(deps, job, collectorEntity, platform, p, collectors);
+    }),
+  );
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failure) throw failure.reason;
+  const retrying = row.platforms.filter((_, i) => (results[i] as PromiseFulfilledResult<PlatformOutcome>).value === "retry");
+  if (retrying.length > 0) {
+    throw new Error(`transient upstream failures on ${retrying.join(", ")}; the job is retried with backoff`);
+  }
+
+  let analysisId = row.analysisId;
+  if (!row.collectionOnly && !analysisId) {
+    // A cancelled job starts no analysis. (Completing needs no read first: the completion below
+    // is fenced by status = 'running', so a cancelled row stays cancelled and the run ends so.)
+    await options.cancel.check();
+    analysisId = await startAnalysis(deps, row);
+  }
+  const done = await deps.db.$executeRaw`
+    UPDATE collection_jobs
+    SET status = 'completed', analysis_id = ${analysisId}::uuid, error = NULL, finished_at = now(), updated_at = now()
+    WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'`;
+  if (done === 0) {
+    await options.cancel.check();
+    throw new FenceLost(jobId);
+  }
+  return endedWith(
+    { status: "completed", analysisId },
+    { kind: "collection_job", id: jobId, status: "completed", data: endedData(row.entityId, analysisId) },
+  );
+}
+
+const endedData = (entityId: string, analysisId: string | null, error?: string) => ({
+  entity_id: entityId,
+  analysis_id: analysisId,
+  ...(error ? { error } : {}),
+});
+
+/** Marks a job failed after its last attempt (a run that lost its fence leaves the row alone); answers the end it wrote. */
+export async function markFailed(deps: RunDeps, jobId: string, error: Error): Promise<EndedJob | null> {
+  if (error instanceof FenceLost) return null;
+  const message = error.message.slice(0, 2000);
+  const rows = await deps.db.$queryRaw<{ entity_id: string; analysis_id: string | null }[]>`
+    UPDATE collection_jobs SET status = 'failed', error = ${message}, finished_at = now(), updated_at = now()
+    WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
+    RETURNING entity_id, analysis_id`;
+  const failed = rows[0];
+  return failed
+    ? { kind: "collection_job", id: jobId, status: "failed", data: endedData(failed.entity_id, failed.analysis_id, message) }
+    : null;
+}
+
+/**
+ * Builds the processor; tests and the queue benchmark pass their own collectors. The worker runtime
+ * calls `onLastFailure` when an attempt fails and none will follow.
+ */
+export function collectionProcessor(options: CollectionRunOptions = {}) {
+  const run = async (payload: { jobId: string }, ctx: { deps: AppDeps; job: Job }) =>
+    runCollectionJob(ctx.deps, payload.jobId, { ...options, finalAttempt: isFinalAttempt(ctx.job) });
+  return Object.assign(run, {
+    onLastFailure: (payload: { jobId: string }, err: Error, ctx: { deps: AppDeps }) => markFailed(ctx.deps, payload.jobId, err),
+  });
+}

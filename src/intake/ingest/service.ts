@@ -1,0 +1,160 @@
+import { jobIds } from "../../jobs/ids.js";
+import { type DbTx, Prisma } from "../../platform/db.js";
+import type { AppDeps } from "../../platform/deps.js";
+import { type ErasedAuthors, erasedAuthors } from "./erased-authors.js";
+import { type BatchPlan, planBatch } from "./plan.js";
+import { COUNT_BASIS, type IngestRequest, type IngestResponse } from "./schemas.js";
+import { insertRows } from "./sql.js";
+
+/**
+ * Atomic content ingest (spec operation 1). One transaction stores every source and its
+ * comments or nothing; originals already stored for the entity are reused, never
+ * rewritten. After commit the new rows are queued for enrichment (embedding, opinion
+ * units); the answer never waits for it. Collectors and the notes import call this same
+ * function from the worker. Items of authors erased in the workspace (src/governance/deletion) are not
+ * stored, nor the comments of such a source: they are counted in `skipped_erased` and keep their
+ * place in the positional id lists with an empty id.
+ */
+export type IngestDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
+
+export const ENRICHMENT_CHUNK = 5000;
+const TX_OPTIONS = { maxWait: 10_000, timeout: 60_000 } as const;
+const MAX_ATTEMPTS = 3;
+
+/** Deadlocks and serialisation failures are safe to retry: the transaction left no trace. */
+function isRetryable(err: unknown): boolean {
+  const codes = new Set<string>();
+  const add = (v: unknown) => typeof v === "string" && codes.add(v);
+  const e = err as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null;
+  add(e?.code);
+  add(e?.meta?.code);
+  add(e?.meta?.driverAdapterError?.cause?.originalCode);
+  if (codes.has("40P01") || codes.has("40001") || codes.has("P2034")) return true;
+  return err instanceof Prisma.PrismaClientKnownRequestError && /deadlock detected|could not serialize access/i.test(err.message);
+}
+
+export async function ingestContent(
+  deps: IngestDeps,
+  entity: { id: string; workspaceId: string },
+  request: IngestRequest,
+): Promise<IngestResponse> {
+  return (await ingestContentWith(deps, entity, request, async () => undefined)).answer;
+}
+
+/**
+ * The same ingest, with more writes of the caller's in the same transaction: `alsoStore`
+ * runs after the rows are written and sees the answer; if it throws, nothing of the batch
+ * is stored either (the meeting-note import stores summaries and its page this way).
+ */
+export async function ingestContentWith<T>(
+  deps: IngestDeps,
+  entity: { id: string; workspaceId: string },
+  request: IngestRequest,
+  alsoStore: (tx: DbTx, answer: IngestResponse) => Promise<T>,
+): Promise<{ answer: IngestResponse; extra: T }> {
+  const plan = planBatch(request);
+  const run = {
+    collectionRunId: request.collection_run_id ?? null,
+    collectionScope: request.collection_scope ?? null,
+    coverageState: request.coverage_state ?? null,
+  };
+
+  const started = performance.now();
+  let attempt = 0;
+  let outcome: { answer: IngestResponse; newIds: string[]; extra: T };
+  for (;;) {
+    attempt += 1;
+    try {
+      outcome = await deps.db.$transaction(async (tx) => {
+        const platforms = plan.sources.map((row) => row.platform);
+        const kept = withoutErased(plan, await erasedAuthors(tx, deps.config, entity.workspaceId, platforms));
+        const sources = await insertRows(
+          tx,
+          entity,
+          "source",
+          kept.sources.map((row) => ({ ...row, parent_id: null })),
+          run,
+        );
+        const comments = await insertRows(
+          tx,
+          entity,
+          "comment",
+          kept.comments.map((row) => ({ ...row, parent_id: sources.ids.get(row.parent_key ?? "") ?? null })),
+          run,
+        );
+        const ids = new Map([...sources.ids, ...comments.ids]);
+        // An erased item keeps its place in the positional lists, with no id.
+        const idOf = (key: string) => ids.get(key) ?? "";
+        const newIds = [...sources.inserted, ...comments.inserted].map(idOf);
+        const answer = buildAnswer(plan.sourceKeys.map(idOf), plan.commentKeys.map(idOf), newIds.length, comments.inserted.size);
+        return { answer, newIds, extra: await alsoStore(tx, answer) };
+      }, TX_OPTIONS);
+      break;
+    } catch (err) {
+      if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
+      deps.logger.warn({ entityId: entity.id, attempt, err: (err as Error).message }, "ingest transaction retried");
+    }
+  }
+
+  const txMs = Math.round(performance.now() - started);
+  await enqueueEnrichment(deps, entity.id, outcome.newIds);
+  deps.logger.debug(
+    { entityId: entity.id, received: outcome.answer.total_received, inserted: outcome.answer.inserted, attempts: attempt, txMs },
+    "ingest batch stored",
+  );
+  return { answer: outcome.answer, extra: outcome.extra };
+}
+
+/** The plan without the rows of erased authors, nor the comments of an erased author's source. */
+function withoutErased(plan: BatchPlan, erased: ErasedAuthors): Pick<BatchPlan, "sources" | "comments"> {
+  const sources = plan.sources.filter((row) => !erased(row.platform, row.author));
+  const keptSources = new Set(sources.map((row) => row.dedup_key));
+  const comments = plan.comments.filter((row) => keptSources.has(row.parent_key ?? "") && !erased(row.platform, row.author));
+  return { sources, comments };
+}
+
+function buildAnswer(parentIds: string[], commentIds: string[], inserted: number, commentsInserted: number): IngestResponse {
+  const totalReceived = parentIds.length + commentIds.length;
+  const contentIds = [...parentIds, ...commentIds].filter((id) => id !== "");
+  const stored = contentIds.length;
+  return {
+    inserted,
+    skipped_dedup: stored - inserted,
+    skipped_irrelevant: 0,
+    skipped_erased: totalReceived - stored,
+    total_received: totalReceived,
+    stored,
+    content_ids: contentIds,
+    parent_content_ids: parentIds,
+    comment_content_ids: commentIds,
+    comments_received: commentIds.length,
+    comments_inserted: commentsInserted,
+    complete: true,
+    count_basis: COUNT_BASIS,
+  };
+}
+
+/**
+ * Queues the new rows for enrichment in chunks the job catalog accepts. The rows are
+ * committed already: if the queue is unreachable the failure is logged and the rows
+ * stay, shown as unenriched by the completeness audit until they are queued again.
+ */
+export async function enqueueEnrichment(deps: Pick<AppDeps, "queues" | "logger">, entityId: string, contentIds: string[]): Promise<void> {
+  for (let i = 0; i < contentIds.length; i += ENRICHMENT_CHUNK) {
+    const chunk = contentIds.slice(i, i + ENRICHMENT_CHUNK);
+    try {
+      await deps.queues.enqueue("enrichment.content.v1", { contentIds: chunk }, { jobId: jobIds.enrichment(chunk) });
+    } catch (err) {
+      deps.logger.error(
+        {
+          entityId,
+          rows: chunk.length,
+          firstContentId: chunk[0],
+          err: (err as Error).message,
+          cause: (err as { cause?: Error }).cause?.message,
+        },
+        "enrichment could not be queued; the stored rows remain unenriched",
+      );
+    }
+  }
+}
