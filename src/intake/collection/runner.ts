@@ -21,18 +21,14 @@ import { FenceLost, isSettled, readProgress } from "./progress.js";
  */
 export interface CollectionRunOptions {
   collectors?: CollectorRegistry;
-  /** A watch of the job's row (default: one polling it every 500 ms while the run lasts). */
+  /** How the run learns of a cancel (default: `watchJob`, the job's end channel and a slow read of its row). */
   cancel?: CancelWatch;
-  /** How long a job waits for its row when its queue entry came first (see `claim`). */
-  rowWaitMs?: number;
 }
 
 export interface CollectionRunResult {
   status: "completed" | "failed" | "skipped" | "cancelled";
   analysisId: string | null;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The entity a job collects for, as its collectors see it. */
 interface ClaimedEntity {
@@ -65,9 +61,23 @@ interface ClaimedJob {
   entity: ClaimedEntity | null;
 }
 
-async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<ClaimedJob | "finished"> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
+/**
+ * A job whose row is not there (yet). Creates write the row before the queue entry, but an entry can
+ * still come first: an enqueue that reached Redis although its create saw an error (and removed its
+ * row), then a retry of that create writes the row under the same queue job id. The attempt fails and
+ * BullMQ retries it with the kind's backoff (2, 4, 8, 16 s), so the retried row runs; no worker slot
+ * waits on it meanwhile. A row that never comes leaves a failed queue entry and nothing else.
+ */
+export class RowNotVisible extends Error {
+  override name = "RowNotVisible";
+  constructor(jobId: string) {
+    super(`collection job ${jobId} has no row (yet); the attempt is retried with backoff`);
+  }
+}
+
+async function claim(deps: RunDeps, jobId: string): Promise<ClaimedJob | "finished"> {
+  // Two reads at most: a row inserted between the claim and the status read is claimed by the second.
+  for (let read = 0; read < 2; read++) {
     const rows = await deps.db.$queryRaw<ClaimedJob[]>`
       WITH claimed AS (
         UPDATE collection_jobs
@@ -90,14 +100,9 @@ async function claim(deps: RunDeps, jobId: string, waitMs: number): Promise<Clai
     // A finished job (re-delivered, or re-added by a replayed create) is never run again
     // (an operator's requeue-job of a failed one starts a new attempt, a new job).
     if (existing && existing.status !== "queued" && existing.status !== "running") return "finished";
-    // The row was inserted between the two reads: claim it now.
-    if (existing) continue;
-    // Creates write the row before the queue entry, but an entry can still come first: an enqueue that
-    // reached Redis although its create saw an error (and removed its row), then a retry of that create.
-    // Skipping it would leave its job id completed in the queue, so the retried row would never run.
-    if (Date.now() >= deadline) throw new Error(`collection job ${jobId} has no row (yet)`);
-    await sleep(50);
+    if (!existing) break;
   }
+  throw new RowNotVisible(jobId);
 }
 
 export async function runCollectionJob(
@@ -105,7 +110,7 @@ export async function runCollectionJob(
   jobId: string,
   options: CollectionRunOptions & { finalAttempt: boolean },
 ): Promise<CollectionRunResult> {
-  const claimed = await claim(deps, jobId, options.rowWaitMs ?? 5000);
+  const claimed = await claim(deps, jobId);
   if (claimed === "finished") return { status: "skipped", analysisId: null };
   const row = claimed;
   const fence = row.attempts;
