@@ -1,7 +1,7 @@
 import { ASPECT_LEXICON, ATTRIBUTE_HEADS, GENERIC_NOUNS, NOUN_ONLY_TERMS, WHOLE_PRODUCT_NOUNS } from "./aspect-lexicon.js";
 import { INTENSIFIERS, VALENCE } from "./feedback-cues.js";
 import type { ClauseCues } from "./polarity.js";
-import { isPunct, type Token, valenceOf } from "./tokens.js";
+import { indexIn, isPunct, type Token, valenceOf } from "./tokens.js";
 
 /**
  * What a clause is about. Candidates come from the curated lexicon (a term that names an
@@ -34,7 +34,11 @@ interface LexiconHit {
 }
 
 const MAX_PHRASE_WORDS = 4;
-const keyOf = (words: string[]) => words.join(" ").replace(/-/g, " ").replace(/\s+/g, " ").trim();
+/** Words as a lexicon key: hyphens as spaces, one space between words (the common case needs no rewriting). */
+const keyOf = (words: string[]) => {
+  const joined = words.join(" ");
+  return /-|\s\s|^\s|\s$|[^\S ]/.test(joined) ? joined.replace(/-/g, " ").replace(/\s+/g, " ").trim() : joined;
+};
 
 const LEXICON = (() => {
   const index = new Map<string, LexiconHit>();
@@ -94,24 +98,31 @@ function wordRun(tokens: Token[], i: number, stop: number): number[] {
   return run;
 }
 
+/** The first word of every lexicon key: a phrase can start only at a token whose form is one of them. */
+const FIRST_WORDS = new Set([...LEXICON.keys()].map((k) => k.split(" ")[0]!));
+const startsKey = (form: string) => FIRST_WORDS.has(/[-\s]/.test(form) ? keyOf([form]).split(" ")[0]! : form);
+
 function lexiconHits(tokens: Token[], from: number, stop: number, skip: Set<number>): { start: number; end: number; hit: LexiconHit }[] {
   const hits: { start: number; end: number; hit: LexiconHit }[] = [];
   for (let i = from; i < stop; i++) {
     if (skip.has(i)) continue;
+    // Every key tried below opens with the normal form, the lemma or the written form of token i.
+    const t = tokens[i]!;
+    if (!startsKey(t.normal) && !startsKey(t.lemma) && !startsKey(t.text.toLowerCase())) continue;
     const run = wordRun(tokens, i, stop);
-    for (let n = run.length; n >= 1; n--) {
+    // Phrases end before the first token another cue took.
+    let clean = run.findIndex((j) => skip.has(j));
+    if (clean < 0) clean = run.length;
+    for (let n = clean; n >= 1; n--) {
       const idx = run.slice(0, n);
-      if (idx.some((j) => skip.has(j))) continue;
       const normals = idx.map((j) => tokens[j]!.normal);
       const last = tokens[idx[n - 1]!]!;
       // The form as written too: wink-nlp's normal form respells some words ("aesthetically" → "esthetically").
-      const keys = [
-        keyOf(normals),
-        keyOf([...normals.slice(0, -1), last.lemma]),
-        keyOf(idx.map((j) => tokens[j]!.lemma)),
-        keyOf(idx.map((j) => tokens[j]!.text.toLowerCase())),
-      ];
-      const hit = keys.map((k) => LEXICON.get(k)).find((h) => h !== undefined);
+      const hit =
+        LEXICON.get(keyOf(normals)) ??
+        LEXICON.get(keyOf([...normals.slice(0, -1), last.lemma])) ??
+        LEXICON.get(keyOf(idx.map((j) => tokens[j]!.lemma))) ??
+        LEXICON.get(keyOf(idx.map((j) => tokens[j]!.text.toLowerCase())));
       if (!hit) continue;
       const head = tokens[idx[0]!]!;
       if (n === 1 && !hit.cue && !NOUNISH.has(head.pos) && (NOUN_ONLY_TERMS.has(head.lemma) || !["VERB", "ADJ", "X"].includes(head.pos)))
@@ -204,7 +215,7 @@ export function aspectCandidates(
   cues: ClauseCues,
 ): { candidates: AspectCandidate[]; neutral: Set<number> } {
   const stop = Math.min(to, cues.aspectStop);
-  const firstVerb = tokens.findIndex((t, i) => i >= from && i < to && (t.pos === "VERB" || t.pos === "AUX"));
+  const firstVerb = indexIn(tokens, from, to, (t) => t.pos === "VERB" || t.pos === "AUX");
   const verbAt = firstVerb < 0 ? to : firstVerb;
   const neutral = new Set<number>();
   const found: AspectCandidate[] = [];

@@ -1,5 +1,5 @@
 import { CONTRAST_AFTER_COMMA, CONTRAST_WORDS, LEADING_CONTRAST } from "./feedback-cues.js";
-import { isPunct, type Token } from "./tokens.js";
+import { indexIn, isPunct, type Token } from "./tokens.js";
 
 /**
  * Clauses of a sentence as token ranges `[from, to)`. A sentence splits where a contrast
@@ -44,10 +44,10 @@ function isBoundary(tokens: Token[], i: number): boolean {
 export function contrastClauses(tokens: Token[], range: Range = [0, tokens.length]): Range[] {
   const [from, to] = range;
   const cuts: number[] = [];
-  const firstWord = tokens.findIndex((t, i) => i >= from && i < to && !isPunct(t));
+  const firstWord = indexIn(tokens, from, to, (t) => !isPunct(t));
   // "Although the app is pricey, support is great": the leading clause ends at its comma.
   if (firstWord >= 0 && LEADING_CONTRAST.has(tokens[firstWord]!.normal)) {
-    const comma = tokens.findIndex((t, i) => i > firstWord && i < to && t.text === ",");
+    const comma = indexIn(tokens, firstWord + 1, to, (t) => t.text === ",");
     if (comma > 0) cuts.push(comma);
   }
   for (let i = from + 1; i < to; i++) if (i !== firstWord && isBoundary(tokens, i)) cuts.push(i);

@@ -12,6 +12,8 @@ interface Element {
   consume: boolean;
   /** `^`: only at the start of the clause; matches no token. */
   anchor: boolean;
+  /** The words a plain word element requires (normal form or lemma): what the first-word index files it under. */
+  words?: string[];
 }
 
 export interface Pattern {
@@ -58,10 +60,11 @@ function compileElement(raw: string): Element {
   const negate = text.startsWith("~");
   if (negate) text = text.slice(1);
   const [words, pos] = text.split("/");
-  const set = new Set((words ?? "").split("|"));
+  const list = (words ?? "").split("|");
+  const set = new Set(list);
   const has = (t: Token) => set.has(t.normal) || set.has(t.lemma);
   const test = negate ? (t: Token) => !has(t) : pos ? (t: Token) => has(t) && t.pos === pos : has;
-  return { test, run: false, optional, consume, anchor: false };
+  return { test, run: false, optional, consume, anchor: false, ...(negate ? {} : { words: list }) };
 }
 
 export function compilePattern(source: string): Pattern {
@@ -96,16 +99,63 @@ export function matchAt(pattern: Pattern, tokens: Token[], at: number, from = 0,
   return { ...found, start: at };
 }
 
+/**
+ * Which patterns can start at a token: a pattern whose first element (after a `^`) is a required set
+ * of words is filed under each of them; any other (a class, `*`, a negation, an optional first
+ * element) is always tried. Built once per pattern list; the candidates keep the list's order, so the
+ * first pattern that matches is the one a plain scan would find.
+ */
+interface FirstWordIndex {
+  byWord: Map<string, number[]>;
+  always: number[];
+}
+
+const INDEXES = new WeakMap<Pattern[], FirstWordIndex>();
+
+function firstWords(p: Pattern): string[] | null {
+  const first = p.elements.find((el) => !el.anchor);
+  if (!first || first.optional || first.run) return null;
+  return first.words ?? null;
+}
+
+function indexOf(patterns: Pattern[]): FirstWordIndex {
+  let index = INDEXES.get(patterns);
+  if (index) return index;
+  index = { byWord: new Map(), always: [] };
+  for (const [i, p] of patterns.entries()) {
+    const words = firstWords(p);
+    if (!words) index.always.push(i);
+    else
+      for (const w of new Set(words)) {
+        const list = index.byWord.get(w);
+        if (list) list.push(i);
+        else index.byWord.set(w, [i]);
+      }
+  }
+  INDEXES.set(patterns, index);
+  return index;
+}
+
+/** The patterns that may match at a token, in list order. */
+function candidates(index: FirstWordIndex, t: Token): number[] {
+  const a = index.byWord.get(t.normal);
+  const b = t.lemma !== t.normal ? index.byWord.get(t.lemma) : undefined;
+  if (!a && !b) return index.always;
+  return [...new Set([...index.always, ...(a ?? []), ...(b ?? [])])].sort((x, y) => x - y);
+}
+
 /** Every non-overlapping match of any of `patterns` in `[from, to)`, left to right, first pattern first. */
 export function findAll(patterns: Pattern[], tokens: Token[], from = 0, to = tokens.length): (PatternMatch & { index: number })[] {
   const out: (PatternMatch & { index: number })[] = [];
+  const index = indexOf(patterns);
   let at = from;
   while (at < to) {
     let hit: (PatternMatch & { index: number }) | null = null;
-    for (const [index, p] of patterns.entries()) {
+    for (const i of candidates(index, tokens[at]!)) {
+      const p = patterns[i]!;
       const m = matchAt(p, tokens, at, from, to);
       if (m) {
-        hit = { ...m, index };
+        hit = { ...m, index: i };
         break;
       }
     }

@@ -39,17 +39,15 @@ export interface ClauseCues {
   aspectStop: number;
 }
 
+/** The phrase cues' compiled patterns, one list for every clause (findAll indexes a list once). */
+const PHRASE_PATTERNS = PHRASES.map((p) => p.compiled);
+
 export function phraseCues(tokens: Token[], from: number, to: number): ClauseCues {
   const consumed = new Set<number>();
   const opaque = new Set<number>();
   const phrases: ClauseCues["phrases"] = [];
   let aspectStop = to;
-  for (const m of findAll(
-    PHRASES.map((p) => p.compiled),
-    tokens,
-    from,
-    to,
-  )) {
+  for (const m of findAll(PHRASE_PATTERNS, tokens, from, to)) {
     const cue = PHRASES[m.index]!;
     for (const i of m.consumed) consumed.add(i);
     if (cue.opaque) for (let i = m.start; i < m.end; i++) opaque.add(i);

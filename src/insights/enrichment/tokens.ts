@@ -129,3 +129,9 @@ function vaderValence(token: Token): number {
 
 export const isWord = (t: Token) => t.type === "word" || t.type === "number";
 export const isPunct = (t: Token) => t.pos === "PUNCT" || t.type === "punctuation";
+
+/** The first token index in `[from, to)` that satisfies `test`, or -1 (reads only that range). */
+export function indexIn(tokens: Token[], from: number, to: number, test: (t: Token) => boolean): number {
+  for (let i = Math.max(0, from); i < Math.min(to, tokens.length); i++) if (test(tokens[i]!)) return i;
+  return -1;
+}
