@@ -229,3 +229,20 @@ describe("the word lists behind clause polarity", () => {
     expect(only("Search doesn't look inside PDF attachments.").label).toBe("negative");
   });
 });
+
+describe("words that are also JavaScript's own object members", () => {
+  it("reads 'constructor', 'toString' and 'valueOf' as words, never as a NaN valence", () => {
+    const texts = [
+      "In particular, I like that I don't have to implement constructors.",
+      "The toString output is great.",
+      "The valueOf call is terribly slow.",
+      "hasOwnProperty checks fail on every constructor.",
+    ];
+    const units = texts.flatMap((t) => opinionUnits(t));
+    expect(units.length).toBeGreaterThanOrEqual(texts.length);
+    for (const u of units) expect(Number.isFinite(u.sentiment), `${u.text}: ${u.sentiment}`).toBe(true);
+    expect(units.find((u) => u.text.includes("constructors"))?.label).toBe("positive");
+    expect(units.find((u) => u.text.includes("toString"))?.label).toBe("positive");
+    expect(units.find((u) => u.text.includes("valueOf"))?.label).toBe("negative");
+  });
+});

@@ -15,7 +15,15 @@
  * - a trailing `?` makes an element optional; a leading `!` matches without consuming
  *   (the token keeps its own valence and may still name an aspect).
  */
-export const VALENCE: Record<string, number> = {
+/**
+ * A word table read by arbitrary words: no prototype, so "constructor" or "toString" in a text
+ * finds nothing rather than Object's own members (which read as NaN valences).
+ */
+export function wordTable(entries: Record<string, number>): Readonly<Record<string, number>> {
+  return Object.freeze(Object.assign(Object.create(null) as Record<string, number>, entries));
+}
+
+export const VALENCE = wordTable({
   // Pricing
   expensive: -0.5,
   overpriced: -0.7,
@@ -244,10 +252,10 @@ export const VALENCE: Record<string, number> = {
   stand: 0,
   reach: 0,
   allow: 0,
-};
+});
 
 /** Multipliers for the next opinion word (within two tokens). */
-export const INTENSIFIERS: Record<string, number> = {
+export const INTENSIFIERS = wordTable({
   very: 1.3,
   really: 1.25,
   so: 1.2,
@@ -281,7 +289,7 @@ export const INTENSIFIERS: Record<string, number> = {
   rather: 0.85,
   mildly: 0.6,
   marginally: 0.6,
-};
+});
 
 /** Negators that open a clause as its subject ("nobody at the desk seemed to care"): they reach to the end of the clause. */
 export const SUBJECT_NEGATORS = new Set(["nobody", "nothing", "none", "neither"]);

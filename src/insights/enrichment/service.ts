@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Db } from "../../platform/db.js";
+import type { Db, DbTx } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { feedbackKind } from "./feedback-kind/index.js";
 import { ANALYSER_VERSION, opinionUnits } from "./opinions.js";
@@ -30,6 +30,48 @@ export function embeddingText(row: { title: string; content: string }): string {
   return text.slice(0, EMBED_TEXT_CHARS);
 }
 
+type Unit = {
+  id: string;
+  contentId: string;
+  entityId: string;
+  startOffset: number;
+  endOffset: number;
+  text: string;
+  aspect: string | null;
+  sentiment: number;
+  sentimentLabel: string;
+  kind: string;
+  terms: string[];
+  comparedWith: string | null;
+  churn: boolean;
+  analyserVersion: number;
+};
+
+/** JSON has no NaN or Infinity: they travel as the text PostgreSQL reads as a real ("NaN", "Infinity"). */
+const finiteOrText = (_key: string, value: unknown) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value);
+
+/**
+ * The chunk's units in one statement (a row per unit from one JSON array), skipping a unit whose
+ * (original, start offset) is already stored, as a re-run of the same ids finds them. Answers how
+ * many were inserted.
+ */
+async function insertUnits(tx: DbTx, units: Unit[]): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    WITH inserted AS (
+      INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label,
+        kind, terms, compared_with, churn, analyser_version)
+      SELECT u."id", u."contentId", u."entityId", u."startOffset", u."endOffset", u."text", u."aspect", u."sentiment"::real,
+        u."sentimentLabel", u."kind", ARRAY(SELECT jsonb_array_elements_text(u."terms")), u."comparedWith", u."churn", u."analyserVersion"
+      FROM jsonb_to_recordset(${JSON.stringify(units, finiteOrText)}::jsonb) AS u("id" uuid, "contentId" uuid, "entityId" uuid, "startOffset" int,
+        "endOffset" int, "text" text, "aspect" text, "sentiment" text, "sentimentLabel" text, "kind" text, "terms" jsonb,
+        "comparedWith" text, "churn" boolean, "analyserVersion" smallint)
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    )
+    SELECT count(*)::int AS n FROM inserted`;
+  return rows[0]?.n ?? 0;
+}
+
 export async function enrichContent(db: Db, embedder: EmbeddingProvider, contentIds: string[]): Promise<EnrichmentResult> {
   const ids = [...new Set(contentIds)];
   const result: EnrichmentResult = { requested: ids.length, enriched: 0, alreadyEnriched: 0, missing: 0, unitsInserted: 0 };
@@ -48,7 +90,7 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
     const vectors = await embedder.embed(todo.map(embeddingText));
     const spans = todo.map((row) => opinionUnits(row.content));
     const kinds = todo.map((row, index) => feedbackKind(row.title, row.content, spans[index]!));
-    const units = todo.flatMap((row, index) =>
+    const units: Unit[] = todo.flatMap((row, index) =>
       spans[index]!.map((u) => ({
         id: randomUUID(),
         contentId: row.id,
@@ -74,24 +116,25 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
         SELECT id FROM content_store WHERE id = ANY(${todo.map((r) => r.id)}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
       const present = new Set(locked.map((r) => r.id));
       const kept = units.filter((u) => present.has(u.contentId));
-      if (kept.length > 0) {
-        const inserted = await tx.opinionUnit.createMany({ data: kept, skipDuplicates: true });
-        result.unitsInserted += inserted.count;
-      }
-      const enrichedAt = new Date();
-      for (const [index, row] of todo.entries()) {
-        if (!present.has(row.id)) {
-          result.missing++;
-          continue;
-        }
-        // Conditional, so a concurrent run of the same ids (a re-delivered job) writes nothing twice.
-        const updated = await tx.content.updateMany({
-          where: { id: row.id, OR: [{ enrichedAt: null }, { embeddingModel: null }, { embeddingModel: { not: embedder.model } }] },
-          data: { embedding: vectors[index] ?? [], embeddingModel: embedder.model, enrichedAt, feedbackKind: kinds[index] ?? null },
-        });
-        if (updated.count === 1) result.enriched++;
-        else result.alreadyEnriched++;
-      }
+      if (kept.length > 0) result.unitsInserted += await insertUnits(tx, kept);
+      // One statement for the chunk. Conditional, so a concurrent run of the same ids (a re-delivered
+      // job) writes nothing twice; the vectors travel as one flat array, sliced per row by its position.
+      const writes = todo.filter((row) => present.has(row.id));
+      result.missing += todo.length - writes.length;
+      if (writes.length === 0) return;
+      const vectorOf = new Map(todo.map((row, index) => [row.id, vectors[index] ?? []]));
+      const kindOf = new Map(todo.map((row, index) => [row.id, kinds[index] ?? null]));
+      const dims = vectorOf.get(writes[0]!.id)!.length;
+      if (writes.some((row) => vectorOf.get(row.id)!.length !== dims)) throw new Error("embedding vectors of one chunk differ in length");
+      const updated = await tx.$queryRaw<{ id: string }[]>`
+        UPDATE content_store c
+        SET embedding = (${writes.flatMap((row) => vectorOf.get(row.id)!)}::real[])[(u.ord - 1) * ${dims}::int + 1 : u.ord * ${dims}::int],
+          embedding_model = ${embedder.model}, enriched_at = ${new Date()}::timestamptz, feedback_kind = u.kind
+        FROM unnest(${writes.map((row) => row.id)}::uuid[], ${writes.map((row) => kindOf.get(row.id))}::text[]) WITH ORDINALITY AS u(id, kind, ord)
+        WHERE c.id = u.id AND (c.enriched_at IS NULL OR c.embedding_model IS NULL OR c.embedding_model <> ${embedder.model})
+        RETURNING c.id`;
+      result.enriched += updated.length;
+      result.alreadyEnriched += writes.length - updated.length;
     });
   }
   return result;

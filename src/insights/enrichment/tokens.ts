@@ -1,7 +1,9 @@
 import { createRequire } from "node:module";
-import { lexicon as VADER_LEXICON } from "vader-sentiment/src/vader_lexicon.js";
+import { lexicon as VADER_WORDS } from "vader-sentiment/src/vader_lexicon.js";
 import type winkNLPType from "wink-nlp";
-import { VALENCE } from "./feedback-cues.js";
+import { VALENCE, wordTable } from "./feedback-cues.js";
+
+const VADER_LEXICON = wordTable(VADER_WORDS);
 
 /**
  * Tokens of one sentence from wink-nlp (English lite model): the verbatim text, the
