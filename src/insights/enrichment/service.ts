@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { OpinionUnit } from "../../generated/prisma/client.js";
 import type { Db, DbTx } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { feedbackKind } from "./feedback-kind/index.js";
@@ -30,22 +31,8 @@ export function embeddingText(row: { title: string; content: string }): string {
   return text.slice(0, EMBED_TEXT_CHARS);
 }
 
-type Unit = {
-  id: string;
-  contentId: string;
-  entityId: string;
-  startOffset: number;
-  endOffset: number;
-  text: string;
-  aspect: string | null;
-  sentiment: number;
-  sentimentLabel: string;
-  kind: string;
-  terms: string[];
-  comparedWith: string | null;
-  churn: boolean;
-  analyserVersion: number;
-};
+/** A unit as the chunk writes it: every column but those the database fills (seen_at by trigger, created_at). */
+type Unit = Omit<OpinionUnit, "seenAt" | "createdAt">;
 
 /** JSON has no NaN or Infinity: they travel as the text PostgreSQL reads as a real ("NaN", "Infinity"). */
 const finiteOrText = (_key: string, value: unknown) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value);
