@@ -51,7 +51,7 @@ for (let pass = 1; pass <= Number(args.passes); pass++) {
   const spans = rows.map((r) => opinionUnits(r.content));
   const units = performance.now() - t;
   t = performance.now();
-  rows.forEach((r, i) => feedbackKind(r.title, r.content, spans[i]!));
+  for (const [i, r] of rows.entries()) feedbackKind(r.title, r.content, spans[i]!);
   const kind = performance.now() - t;
   const total = embed + units + kind;
   log(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectionProcessor } from "../../src/intake/collection/runner.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { type Fake, hackernewsFake, hnStories } from "./fakes.js";
-import { bearer, createJob, newEntity, pollJob, until } from "./support.js";
+import { createJob, newEntity, pollJob, until } from "./support.js";
 
 /**
  * A queue entry that arrives before its row (an enqueue that reached Redis although its create saw an
