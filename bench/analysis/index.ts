@@ -67,12 +67,16 @@ const UNITS_VERSION = createHash("sha256")
   .digest("hex")
   .slice(0, 16);
 
+// The table is made by whichever of these runs first (a --reseed starts from a fresh schema).
+const META_TABLE = "CREATE TABLE IF NOT EXISTS bench_meta (key text PRIMARY KEY, value text NOT NULL)";
 async function meta(pool: pg.Pool, key: string): Promise<string | undefined> {
-  await pool.query("CREATE TABLE IF NOT EXISTS bench_meta (key text PRIMARY KEY, value text NOT NULL)");
+  await pool.query(META_TABLE);
   return (await pool.query<{ value: string }>("SELECT value FROM bench_meta WHERE key = $1", [key])).rows[0]?.value;
 }
-const setMeta = (pool: pg.Pool, key: string, value: string) =>
-  pool.query("INSERT INTO bench_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2", [key, value]);
+async function setMeta(pool: pg.Pool, key: string, value: string) {
+  await pool.query(META_TABLE);
+  await pool.query("INSERT INTO bench_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2", [key, value]);
+}
 
 /** One entity per corpus size, each with exactly `size` stored originals. */
 async function seedTexts(pool: pg.Pool): Promise<Map<number, string>> {
