@@ -15,7 +15,7 @@ import { ensureRetryAfter } from "./retry-after.js";
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /**
- * Who may call a route. A workspace role (src/access/workspaces/roles.ts) is the least role, in the workspace the
+ * Who may call a route. A workspace role (src/platform/roles.ts) is the least role, in the workspace the
  * request touches, that the route needs: a member below it gets 403 `forbidden` and a non-member 404, as
  * for an unknown id. `account` routes act on the caller's own account (keys, saved context, the list of
  * their workspaces, public-evidence search) and check no role; `public` routes take no credential.
