@@ -170,7 +170,8 @@ export function devExamples(
   featuresOf: (title: string, text: string) => Features = kindFeatures,
   flatTitleWords = DEFAULT_FLAT_TITLE_WORDS,
 ): Example[] {
-  const issues: Example[] = readIssues()
+  const labelled = readIssues();
+  const issues: Example[] = labelled
     .filter((i) => i.split === "dev")
     .map((i) => ({ id: i.id, domain: "issue", group: issueGroup(i.repo), label: i.label, features: featuresOf(i.title, i.body) }));
   const reviews: Example[] = readReviews()
@@ -182,7 +183,7 @@ export function devExamples(
       label: r.label,
       features: featuresOf("", r.text),
     }));
-  const flat: Example[] = readTicketTagger().kept.map((f) => ({
+  const flat: Example[] = readTicketTagger(labelled).kept.map((f) => ({
     id: f.id,
     domain: "flat",
     group: "tickettagger",

@@ -1,7 +1,8 @@
 import { cancelAnalysis } from "../../insights/analysis/jobs.js";
 import { cancelJobRow } from "../../intake/collection/cancel.js";
-import { jobIds } from "../../jobs/ids.js";
-import { cancelJob, removeQueuedEntry } from "../../jobs/lifecycle.js";
+import { cancelSyncRow } from "../../intake/notes/service.js";
+import { cancelSweepRow } from "../../intake/sweeps/run.js";
+import { removeQueuedEntry } from "../../jobs/lifecycle.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { AppError } from "../../platform/errors.js";
 import { settle } from "../../workflows/runs/execute.js";
@@ -58,24 +59,12 @@ export async function cancelEntityJobs(deps: AppDeps, entityId: string): Promise
   }
 
   for (const sync of await db.noteSync.findMany({ where: { entityId, status: { in: LIVE } } })) {
-    const outcome = await cancelJob(deps, {
-      kind: "note_sync",
-      id: sync.id,
-      detail: DELETION_DETAIL,
-      entry: { queue: deps.queues.get("notes-sync"), id: jobIds.notes(sync.userId, sync.requestId, sync.attempt) },
-      data: { entity_id: entityId, request_id: sync.requestId },
-    });
+    const outcome = await cancelSyncRow(deps, sync, DELETION_DETAIL);
     if (outcome.changed) out.note_syncs++;
   }
 
-  for (const sweep of await db.sweepRun.findMany({ where: { entityId, status: { in: LIVE } }, select: { id: true } })) {
-    const outcome = await cancelJob(deps, {
-      kind: "sweep_run",
-      id: sweep.id,
-      detail: DELETION_DETAIL,
-      entry: { queue: deps.queues.get("enrichment"), id: jobIds.sweep(sweep.id) },
-      data: { entity_id: entityId },
-    });
+  for (const sweep of await db.sweepRun.findMany({ where: { entityId, status: { in: LIVE } }, select: { id: true, entityId: true } })) {
+    const outcome = await cancelSweepRow(deps, sweep, DELETION_DETAIL);
     if (outcome.changed) out.sweep_runs++;
   }
   return out;

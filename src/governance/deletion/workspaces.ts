@@ -2,8 +2,9 @@ import { isUuid } from "../../access/workspaces/access.js";
 import { audit } from "../../access/workspaces/audit.js";
 import { cancelAnalysis } from "../../insights/analysis/jobs.js";
 import { cancelJobRow } from "../../intake/collection/cancel.js";
-import { jobIds } from "../../jobs/ids.js";
-import { cancelJob, endJob, removeQueuedEntry } from "../../jobs/lifecycle.js";
+import { cancelSyncRow } from "../../intake/notes/service.js";
+import { cancelSweepRow } from "../../intake/sweeps/run.js";
+import { endJob, removeQueuedEntry } from "../../jobs/lifecycle.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import { atLeast, type Role } from "../../platform/roles.js";
@@ -186,24 +187,12 @@ export async function cancelWorkspaceJobs(deps: Deps, workspaceId: string): Prom
 
   const syncs = await deps.db.noteSync.findMany({ where: { ...entities, status: { in: ["queued", "running"] } } });
   for (const sync of syncs) {
-    const outcome = await cancelJob(deps, {
-      kind: "note_sync",
-      id: sync.id,
-      detail: DETAIL,
-      entry: { queue: deps.queues.get("notes-sync"), id: jobIds.notes(sync.userId, sync.requestId, sync.attempt) },
-      data: { entity_id: sync.entityId, request_id: sync.requestId },
-    });
+    const outcome = await cancelSyncRow(deps, sync, DETAIL);
     if (outcome.changed) cancelled++;
   }
   const sweeps = await deps.db.sweepRun.findMany({ where: { ...entities, status: { in: ["queued", "running"] } } });
   for (const sweep of sweeps) {
-    const outcome = await cancelJob(deps, {
-      kind: "sweep_run",
-      id: sweep.id,
-      detail: DETAIL,
-      entry: { queue: deps.queues.get("enrichment"), id: jobIds.sweep(sweep.id) },
-      data: { entity_id: sweep.entityId },
-    });
+    const outcome = await cancelSweepRow(deps, sweep, DETAIL);
     if (outcome.changed) cancelled++;
   }
   return cancelled;

@@ -118,6 +118,8 @@ function firstWords(p: Pattern): string[] | null {
   return first.words ?? null;
 }
 
+const merged = (a: number[], b: number[]) => [...new Set([...a, ...b])].sort((x, y) => x - y);
+
 function indexOf(patterns: Pattern[]): FirstWordIndex {
   let index = INDEXES.get(patterns);
   if (index) return index;
@@ -132,6 +134,8 @@ function indexOf(patterns: Pattern[]): FirstWordIndex {
         else index.byWord.set(w, [i]);
       }
   }
+  // Each word's list holds the always-tried patterns too, in list order, so a token reads one list.
+  for (const [w, list] of index.byWord) index.byWord.set(w, merged(index.always, list));
   INDEXES.set(patterns, index);
   return index;
 }
@@ -140,8 +144,8 @@ function indexOf(patterns: Pattern[]): FirstWordIndex {
 function candidates(index: FirstWordIndex, t: Token): number[] {
   const a = index.byWord.get(t.normal);
   const b = t.lemma !== t.normal ? index.byWord.get(t.lemma) : undefined;
-  if (!a && !b) return index.always;
-  return [...new Set([...index.always, ...(a ?? []), ...(b ?? [])])].sort((x, y) => x - y);
+  if (a && b) return merged(a, b);
+  return a ?? b ?? index.always;
 }
 
 /** Every non-overlapping match of any of `patterns` in `[from, to)`, left to right, first pattern first. */

@@ -106,18 +106,18 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
       if (kept.length > 0) result.unitsInserted += await insertUnits(tx, kept);
       // One statement for the chunk. Conditional, so a concurrent run of the same ids (a re-delivered
       // job) writes nothing twice; the vectors travel as one flat array, sliced per row by its position.
-      const writes = todo.filter((row) => present.has(row.id));
+      const writes = todo.flatMap((row, index) =>
+        present.has(row.id) ? [{ id: row.id, vector: vectors[index] ?? [], kind: kinds[index] ?? null }] : [],
+      );
       result.missing += todo.length - writes.length;
       if (writes.length === 0) return;
-      const vectorOf = new Map(todo.map((row, index) => [row.id, vectors[index] ?? []]));
-      const kindOf = new Map(todo.map((row, index) => [row.id, kinds[index] ?? null]));
-      const dims = vectorOf.get(writes[0]!.id)!.length;
-      if (writes.some((row) => vectorOf.get(row.id)!.length !== dims)) throw new Error("embedding vectors of one chunk differ in length");
+      const dims = writes[0]!.vector.length;
+      if (writes.some((w) => w.vector.length !== dims)) throw new Error("embedding vectors of one chunk differ in length");
       const updated = await tx.$queryRaw<{ id: string }[]>`
         UPDATE content_store c
-        SET embedding = (${writes.flatMap((row) => vectorOf.get(row.id)!)}::real[])[(u.ord - 1) * ${dims}::int + 1 : u.ord * ${dims}::int],
+        SET embedding = (${writes.flatMap((w) => w.vector)}::real[])[(u.ord - 1) * ${dims}::int + 1 : u.ord * ${dims}::int],
           embedding_model = ${embedder.model}, enriched_at = ${new Date()}::timestamptz, feedback_kind = u.kind
-        FROM unnest(${writes.map((row) => row.id)}::uuid[], ${writes.map((row) => kindOf.get(row.id))}::text[]) WITH ORDINALITY AS u(id, kind, ord)
+        FROM unnest(${writes.map((w) => w.id)}::uuid[], ${writes.map((w) => w.kind)}::text[]) WITH ORDINALITY AS u(id, kind, ord)
         WHERE c.id = u.id AND (c.enriched_at IS NULL OR c.embedding_model IS NULL OR c.embedding_model <> ${embedder.model})
         RETURNING c.id`;
       result.enriched += updated.length;

@@ -229,15 +229,26 @@ async function visibleSync(db: AppDeps["db"], userId: string, requestId: string)
 export async function cancelSync(deps: SyncDeps, userId: string, requestId: string) {
   const { row, workspaceId } = await visibleSync(deps.db, userId, requestId);
   await requireWriter(deps.db, userId, workspaceId, "cancel meeting-note imports");
-  const outcome = await cancelJob(deps, {
-    kind: "note_sync",
-    id: row.id,
-    // The queue job is named after the user who started the sync, not the caller.
-    entry: { queue: deps.queues.get("notes-sync"), id: notesJobId(row.userId, requestId, row.attempt) },
-    data: { entity_id: row.entityId, request_id: requestId },
-  });
-  assertCancelled("note_sync", outcome);
+  assertCancelled("note_sync", await cancelSyncRow(deps, row));
   return describeSync(await deps.db.noteSync.findUniqueOrThrow({ where: { id: row.id } }));
+}
+
+/**
+ * The cancel of one sync row, whoever asks (its route, a deletion): the transition, its queue entry
+ * (named after the user who started the sync, not the caller) and its end announced.
+ */
+export function cancelSyncRow(
+  deps: Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">,
+  sync: { id: string; userId: string; requestId: string; attempt: number; entityId: string },
+  detail?: string,
+) {
+  return cancelJob(deps, {
+    kind: "note_sync",
+    id: sync.id,
+    detail,
+    entry: { queue: deps.queues.get("notes-sync"), id: notesJobId(sync.userId, sync.requestId, sync.attempt) },
+    data: { entity_id: sync.entityId, request_id: sync.requestId },
+  });
 }
 
 /** The state of a sync the caller can see by its request id (see visibleSync); otherwise 404. */

@@ -145,15 +145,25 @@ async function waitForSweep(deps: SweepDeps, runId: string): Promise<{ finished:
  * Cancels a run of the workspace (editors and above, whoever started it): a queued run leaves the
  * queue, a running one stops at its next page; what it enriched stays. Cancelling again answers the same.
  */
+/** The cancel of one capture run, whoever asks (its route, a deletion): the transition, its queue entry and its end announced. */
+export function cancelSweepRow(
+  deps: Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">,
+  run: { id: string; entityId: string },
+  detail?: string,
+) {
+  return cancelJob(deps, {
+    kind: "sweep_run",
+    id: run.id,
+    detail,
+    entry: { queue: deps.queues.get("enrichment"), id: jobIds.sweep(run.id) },
+    data: { entity_id: run.entityId },
+  });
+}
+
 export async function cancelSweep(deps: SweepDeps, userId: string, runId: string): Promise<SweepRunRecord> {
   const visible = await visibleRun(deps, userId, runId);
   await requireWriter(deps.db, userId, visible.workspaceId, "cancel evidence capture runs");
-  const outcome = await cancelJob(deps, {
-    kind: "sweep_run",
-    id: runId,
-    entry: { queue: deps.queues.get("enrichment"), id: jobIds.sweep(runId) },
-    data: { entity_id: visible.row.entityId },
-  });
+  const outcome = await cancelSweepRow(deps, { id: runId, entityId: visible.row.entityId });
   assertCancelled("sweep_run", outcome);
   return toSweepRecord(await deps.db.sweepRun.findUniqueOrThrow({ where: { id: runId } }));
 }

@@ -16,7 +16,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type IssueLabel, readIssues } from "./convert.js";
+import { type GoldIssue, type IssueLabel, readIssues } from "./convert.js";
 
 export interface FlatIssue {
   /** `tickettagger:<line>` (1-based). */
@@ -50,10 +50,9 @@ export interface TicketTaggerRead {
   leftOut: { namesProject: number; duplicate: number };
 }
 
-export function readTicketTagger(file = FILE): TicketTaggerRead {
-  const titles = readIssues()
-    .map((i) => normalise(i.title))
-    .filter((t) => t.length >= 12);
+/** `labelled`: the labelled issues, read once by a caller that has them. */
+export function readTicketTagger(labelled: GoldIssue[] = readIssues(), file = FILE): TicketTaggerRead {
+  const titles = labelled.map((i) => normalise(i.title)).filter((t) => t.length >= 12);
   const kept: FlatIssue[] = [];
   const leftOut = { namesProject: 0, duplicate: 0 };
   readFileSync(file, "utf8")
