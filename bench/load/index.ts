@@ -186,7 +186,9 @@ async function runPass(mode: RedisMode): Promise<PassSummary> {
     log(
       `total: ${total} requests in ${elapsed.toFixed(1)} s = ${(total / elapsed).toFixed(1)} req/s; errors ${errors}; deliberate 429s ${limited}`,
     );
-    log(`peak RSS during the run: web ${peakDuringLoad.web?.toFixed(0)} MB (target < 300), worker ${peakDuringLoad.worker?.toFixed(0)} MB`);
+    log(
+      `peak RSS during the run: web ${peakDuringLoad.web?.toFixed(0)} MB (target ≤ 256), worker ${peakDuringLoad.worker?.toFixed(0)} MB (target ≤ 450)`,
+    );
     clearInterval(heapTimer);
     if (process.env.LOAD_WEB_NODE_OPTIONS?.includes("heapsnapshot-signal")) {
       web.child.kill("SIGUSR2");
@@ -215,7 +217,9 @@ async function runPass(mode: RedisMode): Promise<PassSummary> {
       `after the run (${((Date.now() - drainStart) / 1000).toFixed(1)} s to drain): collection jobs ${JSON.stringify(after.jobs)}, analyses ${JSON.stringify(after.analyses)}, ` +
         `content rows enriched ${enrichment.true ?? 0} / not yet ${enrichment.false ?? 0}; upstream searches ${hn.searches()}`,
     );
-    log(`peak RSS overall: web ${rss.peak.web?.toFixed(0)} MB, worker ${rss.peak.worker?.toFixed(0)} MB`);
+    log(
+      `peak RSS overall, with the drain: web ${rss.peak.web?.toFixed(0)} MB (target ≤ 256), worker ${rss.peak.worker?.toFixed(0)} MB (target ≤ 450)`,
+    );
     rss.stop();
     if (errors > 0 || after.open > 0) process.exitCode = 1;
     return { mode, total, rps: total / elapsed, errors, limited, p99, drainSeconds: (Date.now() - drainStart) / 1000, open: after.open };
