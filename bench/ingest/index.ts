@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -122,6 +123,47 @@ async function copyText(text: string): Promise<void> {
 const rowsPerBatch = shape.sources * (1 + shape.comments);
 const totals = { httpRows: 0, httpSeconds: 0, copyRows: 0, copySeconds: 0, copy1Rows: 0, copy1Seconds: 0, httpBytes: 0 };
 
+/**
+ * CPU (user + system, ms) of this process (the service and the bench's client) and of the
+ * PostgreSQL server, summed per path: where a path's time goes when the two cores are shared. The
+ * server's CPU is its postmaster's own and its reaped children's (backends that exited) plus that of
+ * every live child, read from /proc, so it counts backends that come and go during a phase, and the
+ * server's background writers; on a shared machine it also counts other databases' work.
+ */
+const cpu = { http: { node: 0, pg: 0 }, copy: { node: 0, pg: 0 }, copy1: { node: 0, pg: 0 } };
+const statFields = (pid: number | string): string[] => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+};
+const backend = await copyPool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+const postmaster = Number(statFields(backend.rows[0]?.pid ?? 0)[1]);
+function serverCpuMs(): number {
+  const own = statFields(postmaster);
+  // utime, stime, cutime, cstime are the 14th to 17th fields of /proc/<pid>/stat (indexes 11–14 here).
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = statFields(entry);
+      if (Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // the process has exited
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+const ownCpuMs = () => {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1000;
+};
+async function measured(into: { node: number; pg: number }, phase: () => Promise<void>): Promise<void> {
+  const pg0 = serverCpuMs();
+  const node0 = ownCpuMs();
+  await phase();
+  into.node += ownCpuMs() - node0;
+  into.pg += serverCpuMs() - pg0;
+}
+
 try {
   const httpEntity = await createEntity("bench http");
   const copyEntity = await createEntity("bench copy parallel");
@@ -142,24 +184,27 @@ try {
     totals.httpBytes += bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
 
     const phases = [
-      async () => {
-        const start = process.hrtime.bigint();
-        const inserted = await Promise.all(bodies.map(postBatch));
-        totals.httpSeconds += seconds(start);
-        totals.httpRows += inserted.reduce((a, b) => a + b, 0);
-      },
-      async () => {
-        const start = process.hrtime.bigint();
-        await Promise.all(parallelText.map(copyText));
-        totals.copySeconds += seconds(start);
-        totals.copyRows += concurrency * rowsPerBatch;
-      },
-      async () => {
-        const start = process.hrtime.bigint();
-        await copyText(singleText);
-        totals.copy1Seconds += seconds(start);
-        totals.copy1Rows += concurrency * rowsPerBatch;
-      },
+      () =>
+        measured(cpu.http, async () => {
+          const start = process.hrtime.bigint();
+          const inserted = await Promise.all(bodies.map(postBatch));
+          totals.httpSeconds += seconds(start);
+          totals.httpRows += inserted.reduce((a, b) => a + b, 0);
+        }),
+      () =>
+        measured(cpu.copy, async () => {
+          const start = process.hrtime.bigint();
+          await Promise.all(parallelText.map(copyText));
+          totals.copySeconds += seconds(start);
+          totals.copyRows += concurrency * rowsPerBatch;
+        }),
+      () =>
+        measured(cpu.copy1, async () => {
+          const start = process.hrtime.bigint();
+          await copyText(singleText);
+          totals.copy1Seconds += seconds(start);
+          totals.copy1Rows += concurrency * rowsPerBatch;
+        }),
     ];
     // Alternate the order so neither path always writes into the larger table.
     for (const phase of round % 2 === 0 ? phases : [...phases].reverse()) await phase();
@@ -178,6 +223,7 @@ try {
   const copySingle = totals.copy1Rows / totals.copy1Seconds;
   const fastestCopy = Math.max(copyParallel, copySingle);
   const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+  const perThousand = (ms: number, rows: number) => ((ms / rows) * 1000).toFixed(0);
   console.log(
     [
       "",
@@ -188,7 +234,11 @@ try {
       `                  ingest transaction (from the service, incl. connection wait): p50 ${txMs[Math.floor(txMs.length / 2)] ?? 0} ms, max ${txMs.at(-1) ?? 0} ms`,
       `COPY, ${String(concurrency).padEnd(2)} streams  ${fmt(copyParallel)} rows/s  (${totals.copySeconds.toFixed(2)} s)`,
       `COPY, 1 stream    ${fmt(copySingle)} rows/s  (${totals.copy1Seconds.toFixed(2)} s)`,
-      `ratio HTTP / fastest COPY = ${(http / fastestCopy).toFixed(3)}  (target >= 0.25)`,
+      `ratio HTTP / fastest COPY = ${(http / fastestCopy).toFixed(3)}  (target >= 0.8)`,
+      `CPU per 1,000 rows (this process: the service and the client / the PostgreSQL server): ` +
+        `HTTP ${perThousand(cpu.http.node, totals.httpRows)} / ${perThousand(cpu.http.pg, totals.httpRows)} ms, ` +
+        `COPY ${concurrency} streams ${perThousand(cpu.copy.node, totals.copyRows)} / ${perThousand(cpu.copy.pg, totals.copyRows)} ms, ` +
+        `COPY 1 stream ${perThousand(cpu.copy1.node, totals.copy1Rows)} / ${perThousand(cpu.copy1.pg, totals.copy1Rows)} ms`,
       `rows in content_store: ${counted.rows[0]?.n}`,
     ].join("\n"),
   );

@@ -103,7 +103,6 @@ export function toValidationIssues(error: z.ZodError, location: InputLocation): 
  * to its parent, so a deep value costs O(nodes)) and stops after `limit` findings.
  */
 export const MAX_INPUT_DEPTH = 100;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 type UnsafeKind = "nul" | "surrogate" | "depth";
 
@@ -117,7 +116,7 @@ export function findUnsafeInput(value: unknown, limit = 20): { path: (string | n
   const found: { path: (string | number)[]; kind: UnsafeKind }[] = [];
   const check = (text: string, node: Node | undefined, key?: string | number) => {
     if (text.includes("\u0000")) found.push({ path: pathOf(node, key), kind: "nul" });
-    else if (LONE_SURROGATE.test(text)) found.push({ path: pathOf(node, key), kind: "surrogate" });
+    else if (!text.isWellFormed()) found.push({ path: pathOf(node, key), kind: "surrogate" });
   };
   const stack: Node[] = [{ value, key: undefined, parent: undefined, depth: 0 }];
   while (stack.length > 0 && found.length < limit) {

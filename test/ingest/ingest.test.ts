@@ -246,6 +246,27 @@ describe("POST /agent/v1/ingest/content", () => {
     expect(reply.content).toBe("cd");
   });
 
+  it("stores text outside ASCII and JSON's special characters byte for byte", async () => {
+    const entity = await createEntityFor(h, token);
+    const content = 'Ünïcödé 日本語の本文 😀👩🏽‍💻 — "quoted" \\ back\\slash \\u0041 {"json": [1]} tab\there\nnew line\r\n\u2028\u2029 end';
+    const title = 'Título: 🚀 "launch" \\ notes';
+    const text = 'réponse 👍 \\n is not a newline "ok"';
+    const metadata = { "clé ✓": ["値", { nested: 'a"b\\c' }], emoji: "🎉" };
+    const res = await ingest({
+      entity_id: entity.id,
+      sources: [{ platform: "web", title, content, author: "Zoë 🌱", metadata, comments: [{ text, author: "李" }] }],
+    });
+    expect(res.status).toBe(200);
+    const stored = await h.deps.db.content.findUniqueOrThrow({ where: { id: res.body.parent_content_ids[0] } });
+    expect(stored.content).toBe(content);
+    expect(stored.title).toBe(title);
+    expect(stored.author).toBe("Zoë 🌱");
+    expect(stored.metadata).toEqual(metadata);
+    const reply = await h.deps.db.content.findUniqueOrThrow({ where: { id: res.body.comment_content_ids[0] } });
+    expect(reply.content).toBe(text);
+    expect(reply.author).toBe("李");
+  });
+
   it("answers 404 for a non-uuid, unknown or invisible entity, after validation", async () => {
     const mine = await createEntityFor(h, token);
     const stranger = await h.token();

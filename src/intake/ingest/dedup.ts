@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * Dedup keys (DESIGN.md §3). Within an entity a source is identified by
@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
  * under its parent's key. Keys are stored as a fixed-length digest, so the unique index
  * on (entity_id, dedup_key) never meets an over-long value.
  */
-export const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+export const sha256 = (text: string) => hash("sha256", text, "hex");
 
 const TRACKING_PARAMS = new Set(["fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "ref_src", "_hsenc", "_hsmi"]);
 
@@ -61,12 +61,9 @@ export function commentDedupKey(parentKey: string, item: Identity): string {
  * PostgreSQL text cannot hold NUL, and JSON cannot carry unpaired surrogates into it:
  * drop NULs and replace unpaired surrogates with U+FFFD, in strings and nested values.
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 export function storableText(value: string): string {
-  let out = value.includes("\u0000") ? value.replaceAll("\u0000", "") : value;
-  if (/[\uD800-\uDFFF]/.test(out)) out = out.replace(LONE_SURROGATE, "\uFFFD");
-  return out;
+  const out = value.includes("\u0000") ? value.replaceAll("\u0000", "") : value;
+  return out.isWellFormed() ? out : out.toWellFormed();
 }
 
 export function storableJson(value: unknown): unknown {
