@@ -23,6 +23,9 @@ import { COPY_SQL, copyLines, makeBatch } from "./corpus.js";
  * the same table, in the same run, on a fresh migrated database.
  *
  *   npx tsx bench/ingest/index.ts [--rounds 3] [--concurrency 10] [--sources 500] [--comments 5]
+ *
+ * Prints each path's rows/s, their ratio, and the CPU each path costs per 1,000 rows: this process
+ * (the service, or the bench's COPY client) and the PostgreSQL server (when it runs on this machine).
  */
 const { values: args } = parseArgs({
   options: {
@@ -136,8 +139,16 @@ const statFields = (pid: number | string): string[] => {
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 };
 const backend = await copyPool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-const postmaster = Number(statFields(backend.rows[0]?.pid ?? 0)[1]);
+/** The server's postmaster, or null when the server is not on this machine (its CPU then reads NaN: "n/a"). */
+const postmaster = (() => {
+  try {
+    return Number(statFields(backend.rows[0]?.pid ?? 0)[1]);
+  } catch {
+    return null;
+  }
+})();
 function serverCpuMs(): number {
+  if (postmaster === null) return Number.NaN;
   const own = statFields(postmaster);
   // utime, stime, cutime, cstime are the 14th to 17th fields of /proc/<pid>/stat (indexes 11–14 here).
   let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
@@ -223,7 +234,7 @@ try {
   const copySingle = totals.copy1Rows / totals.copy1Seconds;
   const fastestCopy = Math.max(copyParallel, copySingle);
   const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
-  const perThousand = (ms: number, rows: number) => ((ms / rows) * 1000).toFixed(0);
+  const perThousand = (ms: number, rows: number) => (Number.isNaN(ms) ? "n/a" : ((ms / rows) * 1000).toFixed(0));
   console.log(
     [
       "",
