@@ -1,4 +1,5 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { Prisma, PrismaClient } from "../generated/prisma/client.js";
 
 export { Prisma, PrismaClient };
@@ -9,6 +10,20 @@ export type DbTx = Prisma.TransactionClient;
 export function createDb(url: string, poolSize = 10): Db {
   const adapter = new PrismaPg({ connectionString: url, max: poolSize });
   return new PrismaClient({ adapter });
+}
+
+/**
+ * A client and the driver's pool under it, sharing its connections (and its size): the pool serves
+ * what Prisma cannot express, such as `COPY … FROM STDIN` (src/intake/ingest/copy.ts). The pool outlives
+ * `$disconnect`; end it after.
+ */
+export function createDatabase(url: string, poolSize = 10): { db: Db; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle connection that the server ends (a restart, a terminated backend) is dropped from the pool,
+  // which then emits the error; without a listener that would end the process. The next checkout opens a
+  // new connection, and a statement that fails meets its error where it runs.
+  pool.on("error", () => {});
+  return { db: new PrismaClient({ adapter: new PrismaPg(pool) }), pool };
 }
 
 /** True when a thrown value is a unique-constraint violation (Prisma P2002 or Postgres 23505). */

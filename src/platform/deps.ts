@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import type pg from "pg";
 import type { Config } from "./config.js";
-import { createDb, type Db } from "./db.js";
+import { createDatabase, type Db } from "./db.js";
 import { createLogger, type Logger } from "./logger.js";
 import { projectRoot } from "./paths.js";
 import { PubSub } from "./pubsub.js";
@@ -14,6 +15,8 @@ export interface AppDeps {
   config: Config;
   /** The primary: every write, and every read not routed by `reads`. */
   db: Db;
+  /** The driver's pool under `db` (the same connections), for `COPY`: the ingest's new rows. */
+  pool: pg.Pool;
   /** Replica reads: the handle a stale-tolerant read route uses for its caller (src/platform/replicas.ts). */
   reads: ReadRouting;
   /** Producer connection: fails fast while Redis is down. */
@@ -31,10 +34,11 @@ export const SERVICE_VERSION: string = (JSON.parse(readFileSync(path.join(projec
 export function createDeps(config: Config, processName: string): AppDeps {
   const logger = createLogger(config.LOG_LEVEL, processName);
   const redis = createRedis(config.REDIS_URL, "producer", processName, logger);
-  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const { db, pool } = createDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   return {
     config,
     db,
+    pool,
     reads: createReadRouting({ primary: db, redis, logger, config }),
     redis,
     queues: new Queues({ connection: redis, prefix: config.REDIS_PREFIX }),
@@ -49,5 +53,6 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.pubsub.close();
   await deps.reads.close();
   await deps.db.$disconnect();
+  await deps.pool.end();
   deps.redis.disconnect();
 }

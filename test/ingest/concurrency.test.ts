@@ -52,3 +52,48 @@ describe("concurrent ingest", () => {
     expect(rows[0]?.n).toBe(200);
   });
 });
+
+describe("a copy that meets a concurrent batch's key", () => {
+  it("is rolled back whole and the batch is written row by row, reusing the other batch's original", async () => {
+    const entity = await createEntityFor(h, token);
+    const body = { entity_id: entity.id, sources: [source(1, { comments: [comment(1)] }), source(2)] };
+    // The second source's original is stored, its row removed, and the same row (id and dedup key) stored
+    // again by another transaction that stays open: the copy's read of stored keys does not see it, and
+    // the COPY waits on the unique index until that transaction commits, then fails on the key.
+    const first = await ingest({ entity_id: entity.id, sources: [source(2)] });
+    expect(first.status).toBe(200);
+    const removed = await h.deps.pool.query<{ id: string; dedup_key: string }>(
+      "DELETE FROM content_store WHERE id = $1 RETURNING id, dedup_key",
+      [first.body.content_ids[0]],
+    );
+    const row = removed.rows[0] as { id: string; dedup_key: string };
+    const held = await h.deps.pool.connect();
+    try {
+      await held.query("BEGIN");
+      await held.query(
+        `INSERT INTO content_store (id, entity_id, workspace_id, kind, platform, url, title, content, author, content_hash, dedup_key)
+         VALUES ($1, $2, $3, 'source', 'reddit', '', '', 'held', '', 'h', $4)`,
+        [row.id, entity.id, entity.workspace_id, row.dedup_key],
+      );
+      const racing = ingest(body).then((res) => res);
+      // The request's COPY waits on the held key: seen in pg_stat_activity before the holder commits.
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const waiting = await h.deps.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY content_store%'",
+        );
+        if ((waiting.rows[0]?.n ?? 0) > 0) break;
+        if (Date.now() > deadline) throw new Error("the COPY never waited on the held key");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await held.query("COMMIT");
+      const res = await racing;
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ inserted: 2, skipped_dedup: 1, stored: 3, comments_inserted: 1 });
+      expect(res.body.parent_content_ids[1]).toBe(row.id);
+      expect(await countRows(h, entity.id)).toEqual({ sources: 2, comments: 1 });
+    } finally {
+      held.release();
+    }
+  });
+});

@@ -100,7 +100,8 @@ describe("PostgreSQL unreachable", () => {
 
   it("leaves nothing of an ingest batch whose connection dropped between its INSERT and its COMMIT", async () => {
     const tag = `mid-${randomUUID().slice(0, 8)}`;
-    const cutDone = proxy.cutAfter(/INSERT INTO content_store/, /INSERT 0 \d+/);
+    // The batch's new rows are written by one COPY (or an INSERT on the row-by-row path).
+    const cutDone = proxy.cutAfter(/COPY content_store|INSERT INTO content_store/, /COPY \d+|INSERT 0 \d+/);
     // (supertest sends on `then`.)
     const pending = http
       .post("/agent/v1/ingest/content")

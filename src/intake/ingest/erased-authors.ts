@@ -64,9 +64,25 @@ export async function erasedAuthors(
   workspaceId: string,
   platforms: string[],
 ): Promise<ErasedAuthors> {
+  return erasedAuthorsVia((sql, params) => tx.$queryRawUnsafe<ErasureRow[]>(sql, ...params), config, workspaceId, platforms);
+}
+
+interface ErasureRow {
+  platform: string;
+  author_hash: string;
+  hash_key_id: string;
+}
+const ERASURES_SQL = "SELECT platform, author_hash, hash_key_id FROM author_erasures_for($1::uuid, $2::text[])";
+
+/** The same, through any connection in the caller's transaction (the driver's, for the ingest's COPY path). */
+export async function erasedAuthorsVia(
+  query: (sql: string, params: unknown[]) => Promise<ErasureRow[]>,
+  config: Pick<Config, "SECRETS_KEY">,
+  workspaceId: string,
+  platforms: string[],
+): Promise<ErasedAuthors> {
   if (platforms.length === 0) return NONE_ERASED;
-  const rows = await tx.$queryRaw<{ platform: string; author_hash: string; hash_key_id: string }[]>`
-    SELECT platform, author_hash, hash_key_id FROM author_erasures_for(${workspaceId}::uuid, ${[...new Set(platforms)]}::text[])`;
+  const rows = await query(ERASURES_SQL, [workspaceId, [...new Set(platforms)]]);
   if (rows.length === 0) return NONE_ERASED;
   const key = erasureKey(config);
   if (!key) throw keyMissing();

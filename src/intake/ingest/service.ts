@@ -1,10 +1,12 @@
+import type pg from "pg";
 import { jobIds } from "../../jobs/ids.js";
-import { type DbTx, Prisma } from "../../platform/db.js";
+import { type DbTx, isUniqueViolation, Prisma } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
-import { type ErasedAuthors, erasedAuthors } from "./erased-authors.js";
+import { copyRows } from "./copy.js";
+import { type ErasedAuthors, erasedAuthors, erasedAuthorsVia } from "./erased-authors.js";
 import { type BatchPlan, planBatch } from "./plan.js";
 import { COUNT_BASIS, type IngestRequest, type IngestResponse } from "./schemas.js";
-import { insertRows } from "./sql.js";
+import { insertRows, type RunFields, type WriteResult } from "./sql.js";
 
 /**
  * Atomic content ingest (spec operation 1). One transaction stores every source and its
@@ -15,7 +17,7 @@ import { insertRows } from "./sql.js";
  * stored, nor the comments of such a source: they are counted in `skipped_erased` and keep their
  * place in the positional id lists with an empty id.
  */
-export type IngestDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config">;
+export type IngestDeps = Pick<AppDeps, "db" | "queues" | "logger" | "config"> & Partial<Pick<AppDeps, "pool">>;
 
 export const ENRICHMENT_CHUNK = 5000;
 const TX_OPTIONS = { maxWait: 10_000, timeout: 60_000 } as const;
@@ -38,7 +40,7 @@ export async function ingestContent(
   entity: { id: string; workspaceId: string },
   request: IngestRequest,
 ): Promise<IngestResponse> {
-  return (await ingestContentWith(deps, entity, request, async () => undefined)).answer;
+  return (await store(deps, entity, request, undefined)).answer;
 }
 
 /**
@@ -52,6 +54,22 @@ export async function ingestContentWith<T>(
   request: IngestRequest,
   alsoStore: (tx: DbTx, answer: IngestResponse) => Promise<T>,
 ): Promise<{ answer: IngestResponse; extra: T }> {
+  return store(deps, entity, request, alsoStore);
+}
+
+type Outcome<T> = { answer: IngestResponse; newIds: string[]; extra: T };
+
+/**
+ * A batch without writes of the caller's is copied (`copyRows`, on the driver's pool) when the
+ * process has the pool; a batch with them, or one whose copy met a concurrent batch's keys, is
+ * written through Prisma (`insertRows`, retried on deadlocks).
+ */
+async function store<T>(
+  deps: IngestDeps,
+  entity: { id: string; workspaceId: string },
+  request: IngestRequest,
+  alsoStore: ((tx: DbTx, answer: IngestResponse) => Promise<T>) | undefined,
+): Promise<{ answer: IngestResponse; extra: T }> {
   const plan = planBatch(request);
   const run = {
     collectionRunId: request.collection_run_id ?? null,
@@ -61,8 +79,9 @@ export async function ingestContentWith<T>(
 
   const started = performance.now();
   let attempt = 0;
-  let outcome: { answer: IngestResponse; newIds: string[]; extra: T };
-  for (;;) {
+  let outcome: Outcome<T> | null = null;
+  if (!alsoStore && deps.pool) outcome = (await copyBatch(deps.pool, deps, entity, plan, run)) as Outcome<T> | null;
+  while (!outcome) {
     attempt += 1;
     try {
       outcome = await deps.db.$transaction(async (tx) => {
@@ -82,14 +101,9 @@ export async function ingestContentWith<T>(
           kept.comments.map((row) => ({ ...row, parent_id: sources.ids.get(row.parent_key ?? "") ?? null })),
           run,
         );
-        const ids = new Map([...sources.ids, ...comments.ids]);
-        // An erased item keeps its place in the positional lists, with no id.
-        const idOf = (key: string) => ids.get(key) ?? "";
-        const newIds = [...sources.inserted, ...comments.inserted].map(idOf);
-        const answer = buildAnswer(plan.sourceKeys.map(idOf), plan.commentKeys.map(idOf), newIds.length, comments.inserted.size);
-        return { answer, newIds, extra: await alsoStore(tx, answer) };
+        const written = outcomeOf(plan, sources, comments);
+        return { ...written, extra: alsoStore ? await alsoStore(tx, written.answer) : (undefined as T) };
       }, TX_OPTIONS);
-      break;
     } catch (err) {
       if (attempt >= MAX_ATTEMPTS || !isRetryable(err)) throw err;
       deps.logger.warn({ entityId: entity.id, attempt, err: (err as Error).message }, "ingest transaction retried");
@@ -103,6 +117,61 @@ export async function ingestContentWith<T>(
     "ingest batch stored",
   );
   return { answer: outcome.answer, extra: outcome.extra };
+}
+
+/** The answer and the new rows' ids, from what each kind's write stored. */
+function outcomeOf(plan: BatchPlan, sources: WriteResult, comments: WriteResult): Omit<Outcome<unknown>, "extra"> {
+  const ids = new Map([...sources.ids, ...comments.ids]);
+  // An erased item keeps its place in the positional lists, with no id.
+  const idOf = (key: string) => ids.get(key) ?? "";
+  const newIds = [...sources.inserted, ...comments.inserted].map(idOf);
+  const answer = buildAnswer(plan.sourceKeys.map(idOf), plan.commentKeys.map(idOf), newIds.length, comments.inserted.size);
+  return { answer, newIds };
+}
+
+/**
+ * The batch in one transaction on a connection of the driver's pool: the erasures read (with their
+ * shared lock) as `erasedAuthors` reads them, then `copyRows`. Answers null, with nothing stored,
+ * when the copy met a key a concurrent batch stored meanwhile (or any error the Prisma path retries):
+ * the caller then writes the batch through `insertRows`.
+ */
+async function copyBatch(
+  pool: pg.Pool,
+  deps: Pick<IngestDeps, "config" | "logger">,
+  entity: { id: string; workspaceId: string },
+  plan: BatchPlan,
+  run: RunFields,
+): Promise<Outcome<undefined> | null> {
+  const client = await pool.connect();
+  // A connection lost mid-transaction fails the statement in flight; the client's own error event (which
+  // would otherwise end the process) carries nothing more.
+  const ignore = () => {};
+  client.on("error", ignore);
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    const platforms = plan.sources.map((row) => row.platform);
+    const erased = await erasedAuthorsVia(
+      async (sql, params) => (await client.query(sql, params)).rows,
+      deps.config,
+      entity.workspaceId,
+      platforms,
+    );
+    const { sources, comments } = await copyRows(client, entity, withoutErased(plan, erased), run);
+    await client.query("COMMIT");
+    return { ...outcomeOf(plan, sources, comments), extra: undefined };
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    if (!isUniqueViolation(err) && !isRetryable(err)) throw err;
+    deps.logger.warn({ entityId: entity.id, err: (err as Error).message }, "ingest copy met a concurrent batch; written row by row");
+    return null;
+  } finally {
+    client.off("error", ignore);
+    // A connection that cannot even roll back is not given back to the pool.
+    client.release(broken);
+  }
 }
 
 /** The plan without the rows of erased authors, nor the comments of an erased author's source. */

@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
+import type { PlannedRow } from "./plan.js";
+import type { RunFields, WriteResult } from "./sql.js";
+
+/**
+ * The batch's new rows written with `COPY … FROM STDIN`, inside a transaction on a connection of the
+ * driver's pool: PostgreSQL inserts them in multi-row batches, about a fifth less of its CPU per row
+ * than the row-by-row `INSERT … ON CONFLICT` of `insertRows` (docs/benchmarks.md, "Ingest throughput").
+ * The rows already stored are read first (one statement, key-share locked as `insertRows` locks
+ * them, so a deletion running meanwhile either finds this batch's comments or has removed the
+ * original first). COPY has no ON CONFLICT: a key that a concurrent batch stores after that read
+ * fails the COPY with a unique violation, and the caller then stores the batch through `insertRows`,
+ * which settles such races.
+ */
+export const CONTENT_COPY_COLUMNS = [
+  "id",
+  "entity_id",
+  "workspace_id",
+  "parent_id",
+  "kind",
+  "platform",
+  "external_id",
+  "url",
+  "title",
+  "content",
+  "author",
+  "published_at",
+  "engagement",
+  "metadata",
+  "collection_run_id",
+  "collection_scope",
+  "coverage_state",
+  "content_hash",
+  "dedup_key",
+] as const;
+
+const COPY_SQL = `COPY content_store (${CONTENT_COPY_COLUMNS.join(", ")}) FROM STDIN`;
+
+/** One value in COPY's text format: backslash escapes, `\N` for NULL. */
+export function copyField(value: string | null): string {
+  if (value === null) return "\\N";
+  return value.replace(/[\\\n\r\t]/g, (c) => (c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\t"));
+}
+
+/** A stored original's COPY line, in `CONTENT_COPY_COLUMNS` order. */
+export function copyLine(
+  row: PlannedRow,
+  ids: { id: string; parentId: string | null },
+  entity: { id: string; workspaceId: string },
+  kind: "source" | "comment",
+  run: RunFields,
+): string {
+  return [
+    ids.id,
+    entity.id,
+    entity.workspaceId,
+    ids.parentId,
+    kind,
+    row.platform,
+    row.external_id,
+    row.url,
+    row.title,
+    row.content,
+    row.author,
+    row.published_at,
+    JSON.stringify(row.engagement),
+    row.metadata === null ? null : JSON.stringify(row.metadata),
+    run.collectionRunId,
+    run.collectionScope,
+    run.coverageState,
+    row.content_hash,
+    row.dedup_key,
+  ]
+    .map(copyField)
+    .join("\t");
+}
+
+const byKey = (a: PlannedRow, b: PlannedRow) => (a.dedup_key < b.dedup_key ? -1 : a.dedup_key > b.dedup_key ? 1 : 0);
+
+/**
+ * Writes the sources and their comments of one batch inside the caller's transaction on `client`:
+ * reads the keys already stored, copies the rest (sources, then comments, each in dedup-key order as
+ * `insertRows` inserts them, so two batches sharing keys wait for each other in the same order).
+ */
+export async function copyRows(
+  client: pg.PoolClient,
+  entity: { id: string; workspaceId: string },
+  rows: { sources: PlannedRow[]; comments: PlannedRow[] },
+  run: RunFields,
+): Promise<{ sources: WriteResult; comments: WriteResult }> {
+  const keys = [...rows.sources, ...rows.comments].map((row) => row.dedup_key).sort();
+  const existing = await client.query<{ id: string; dedup_key: string }>(
+    `SELECT id, dedup_key FROM content_store
+     WHERE entity_id = $1::uuid AND dedup_key = ANY($2::text[])
+     ORDER BY dedup_key FOR KEY SHARE`,
+    [entity.id, keys],
+  );
+  const stored = new Map(existing.rows.map((row) => [row.dedup_key, row.id]));
+  const sources: WriteResult = { ids: new Map(), inserted: new Set() };
+  const comments: WriteResult = { ids: new Map(), inserted: new Set() };
+  const lines: string[] = [];
+  for (const [kind, planned, result] of [
+    ["source", rows.sources, sources],
+    ["comment", rows.comments, comments],
+  ] as const) {
+    for (const row of [...planned].sort(byKey)) {
+      const id = stored.get(row.dedup_key);
+      if (id) {
+        result.ids.set(row.dedup_key, id);
+        continue;
+      }
+      const newId = randomUUID();
+      result.ids.set(row.dedup_key, newId);
+      result.inserted.add(row.dedup_key);
+      const parentId = row.parent_key === null ? null : (sources.ids.get(row.parent_key) ?? null);
+      lines.push(copyLine(row, { id: newId, parentId }, entity, kind, run));
+    }
+  }
+  if (lines.length > 0) await pipeline(Readable.from([`${lines.join("\n")}\n`]), client.query(copyFrom(COPY_SQL)));
+  return { sources, comments };
+}
