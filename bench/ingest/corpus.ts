@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { CONTENT_COPY_COLUMNS, copyLine } from "../../src/intake/ingest/copy.js";
 import { planBatch } from "../../src/intake/ingest/plan.js";
 import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
 
@@ -58,42 +59,15 @@ export function makeBatch(tag: string, shape: BatchShape) {
   };
 }
 
-const COLUMNS = [
-  "id",
-  "entity_id",
-  "workspace_id",
-  "parent_id",
-  "kind",
-  "platform",
-  "external_id",
-  "url",
-  "title",
-  "content",
-  "author",
-  "published_at",
-  "engagement",
-  "metadata",
-  "collection_run_id",
-  "collection_scope",
-  "coverage_state",
-  "content_hash",
-  "dedup_key",
-] as const;
-
-export const COPY_SQL = `COPY content_store (${COLUMNS.join(", ")}) FROM STDIN`;
-
-/** PostgreSQL COPY text format: backslash escapes and \N for NULL. */
-function field(value: string | null): string {
-  if (value === null) return "\\N";
-  return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t");
-}
+export const COPY_SQL = `COPY content_store (${CONTENT_COPY_COLUMNS.join(", ")}) FROM STDIN`;
 
 /**
- * The rows the ingest service would store for `batch`, with the same dedup keys and
- * hashes, as COPY text lines for another entity.
+ * The rows the ingest service would store for `batch`, with the same dedup keys and hashes, as the
+ * COPY text lines the service itself writes (`copyLine`), for another entity.
  */
 export function copyLines(batch: ReturnType<typeof makeBatch>, entity: { id: string; workspaceId: string }): string {
   const plan = planBatch(IngestRequestSchema.parse(batch));
+  const run = { collectionRunId: null, collectionScope: null, coverageState: null };
   const ids = new Map<string, string>();
   const lines: string[] = [];
   for (const [kind, rows] of [
@@ -103,28 +77,8 @@ export function copyLines(batch: ReturnType<typeof makeBatch>, entity: { id: str
     for (const row of rows) {
       const id = randomUUID();
       ids.set(row.dedup_key, id);
-      const values = [
-        id,
-        entity.id,
-        entity.workspaceId,
-        row.parent_key ? (ids.get(row.parent_key) ?? null) : null,
-        kind,
-        row.platform,
-        row.external_id,
-        row.url,
-        row.title,
-        row.content,
-        row.author,
-        row.published_at,
-        JSON.stringify(row.engagement),
-        row.metadata === null ? null : JSON.stringify(row.metadata),
-        null,
-        null,
-        null,
-        row.content_hash,
-        row.dedup_key,
-      ];
-      lines.push(values.map(field).join("\t"));
+      const parentId = row.parent_key ? (ids.get(row.parent_key) ?? null) : null;
+      lines.push(copyLine(row, { id, parentId }, entity, kind, run));
     }
   }
   return `${lines.join("\n")}\n`;
