@@ -40,13 +40,20 @@ export const CONTENT_COPY_COLUMNS = [
 
 const COPY_SQL = `COPY content_store (${CONTENT_COPY_COLUMNS.join(", ")}) FROM STDIN`;
 
+const SPECIAL = /[\\\n\r\t]/;
+const SPECIALS = /[\\\n\r\t]/g;
+const ESCAPES: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
 /** One value in COPY's text format: backslash escapes, `\N` for NULL. */
 export function copyField(value: string | null): string {
   if (value === null) return "\\N";
-  return value.replace(/[\\\n\r\t]/g, (c) => (c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : "\\t"));
+  return SPECIAL.test(value) ? value.replace(SPECIALS, (c) => ESCAPES[c] as string) : value;
 }
 
-/** A stored original's COPY line, in `CONTENT_COPY_COLUMNS` order. */
+/**
+ * A stored original's COPY line, in `CONTENT_COPY_COLUMNS` order. Ids, the kind, hashes, keys and the
+ * ISO date never hold a tab, newline or backslash, so only the other values are escaped.
+ */
 export function copyLine(
   row: PlannedRow,
   ids: { id: string; parentId: string | null },
@@ -54,29 +61,13 @@ export function copyLine(
   kind: "source" | "comment",
   run: RunFields,
 ): string {
-  return [
-    ids.id,
-    entity.id,
-    entity.workspaceId,
-    ids.parentId,
-    kind,
-    row.platform,
-    row.external_id,
-    row.url,
-    row.title,
-    row.content,
-    row.author,
-    row.published_at,
-    JSON.stringify(row.engagement),
-    row.metadata === null ? null : JSON.stringify(row.metadata),
-    run.collectionRunId,
-    run.collectionScope,
-    run.coverageState,
-    row.content_hash,
-    row.dedup_key,
-  ]
-    .map(copyField)
-    .join("\t");
+  return (
+    `${ids.id}\t${entity.id}\t${entity.workspaceId}\t${ids.parentId ?? "\\N"}\t${kind}\t${copyField(row.platform)}\t` +
+    `${copyField(row.external_id)}\t${copyField(row.url)}\t${copyField(row.title)}\t${copyField(row.content)}\t` +
+    `${copyField(row.author)}\t${row.published_at ?? "\\N"}\t${copyField(JSON.stringify(row.engagement))}\t` +
+    `${copyField(row.metadata === null ? null : JSON.stringify(row.metadata))}\t${copyField(run.collectionRunId)}\t` +
+    `${copyField(run.collectionScope)}\t${copyField(run.coverageState)}\t${row.content_hash}\t${row.dedup_key}`
+  );
 }
 
 const byKey = (a: PlannedRow, b: PlannedRow) => (a.dedup_key < b.dedup_key ? -1 : a.dedup_key > b.dedup_key ? 1 : 0);
