@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
-import { ingestContent } from "../../src/intake/ingest/service.js";
+import { type IngestDeps, ingestContent } from "../../src/intake/ingest/service.js";
 import type { Db } from "../../src/platform/db.js";
 import { bearer, countRows, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -94,44 +94,38 @@ describe("a full batch with large contents", () => {
     expect(await countRows(h, entity.id)).toEqual({ sources: 500, comments: 2500 });
   });
 
-  it("copies new rows in three statements and reads a fully reused batch in two, whatever its size", async () => {
+  /** Ingests a large batch into a new entity, then the same batch again, counting the statements of each. */
+  async function ingestTwice(tag: string, deps: IngestDeps, counter: { statements: number }) {
     const entity = await createEntityFor(h, token);
-    const request = IngestRequestSchema.parse(largeBatch("copy"));
+    const request = IngestRequestSchema.parse(largeBatch(tag));
+    const first = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
+    const firstStatements = counter.statements;
+    counter.statements = 0;
+    const again = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
+    expect(first).toMatchObject({ inserted: 3000, comments_inserted: 2500 });
+    expect(await countRows(h, entity.id)).toEqual({ sources: 500, comments: 2500 });
+    expect(again).toMatchObject({ inserted: 0, skipped_dedup: 3000 });
+    expect(again.content_ids).toEqual(first.content_ids);
+    return { first: firstStatements, again: counter.statements };
+  }
+
+  it("copies new rows in three statements and reads a fully reused batch in two, whatever its size", async () => {
     const counter = { statements: 0 };
     const prisma = { statements: 0 };
     const deps = { ...h.deps, db: countingDb(h.deps.db, prisma), pool: countingPool(h.deps.pool, counter) };
-    const first = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
-    expect(first).toMatchObject({ inserted: 3000, comments_inserted: 2500 });
-    expect(await countRows(h, entity.id)).toEqual({ sources: 500, comments: 2500 });
-    // Besides BEGIN and COMMIT: the author erasures, the keys already stored, one COPY of sources and comments.
-    expect(counter.statements).toBe(3);
-
-    counter.statements = 0;
-    const again = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
-    expect(again).toMatchObject({ inserted: 0, skipped_dedup: 3000 });
-    expect(again.content_ids).toEqual(first.content_ids);
-    // The erasures and the stored keys; nothing is copied.
-    expect(counter.statements).toBe(2);
+    // Besides BEGIN and COMMIT: the author erasures, the keys already stored, one COPY of sources and
+    // comments; for the reused batch the erasures and the stored keys, nothing copied.
+    expect(await ingestTwice("copy", deps, counter)).toEqual({ first: 3, again: 2 });
     expect(prisma.statements).toBe(0);
   });
 
   it("uses three statements for new rows and five for a fully reused batch through Prisma, whatever its size", async () => {
-    const entity = await createEntityFor(h, token);
-    const request = IngestRequestSchema.parse(largeBatch("svc"));
     const counter = { statements: 0 };
     // Without the driver's pool the batch is written row by row (as the notes import writes it).
     const deps = { ...h.deps, db: countingDb(h.deps.db, counter), pool: undefined };
-    const first = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
-    expect(first.inserted).toBe(3000);
-    // The workspace's author erasures (one lookup, src/intake/ingest/erased-authors.ts), two inserts (sources, comments);
-    // no lookup of ids is needed when every row is new.
-    expect(counter.statements).toBe(3);
-
-    counter.statements = 0;
-    const again = await ingestContent(deps, { id: entity.id, workspaceId: entity.workspace_id }, request);
-    expect(again).toMatchObject({ inserted: 0, skipped_dedup: 3000 });
-    expect(again.content_ids).toEqual(first.content_ids);
-    // The erasure lookup, two inserts that conflict, two lookups of the existing ids.
-    expect(counter.statements).toBe(5);
+    // The workspace's author erasures (src/intake/ingest/erased-authors.ts) and two inserts (sources,
+    // comments), no lookup of ids when every row is new; for the reused batch the erasures, two inserts
+    // that conflict and two lookups of the existing ids.
+    expect(await ingestTwice("svc", deps, counter)).toEqual({ first: 3, again: 5 });
   });
 });
