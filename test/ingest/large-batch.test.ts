@@ -60,7 +60,7 @@ function countingDb(db: Db, counter: { statements: number }): Db {
   });
 }
 
-/** Counts the statements run on the pool's connections, besides BEGIN, COMMIT and ROLLBACK. */
+/** Counts the statements run on the pool's connections, besides the transaction's own (BEGIN with its settings, COMMIT, ROLLBACK). */
 function countingPool(pool: pg.Pool, counter: { statements: number }): pg.Pool {
   return new Proxy(pool, {
     get(target, prop, receiver) {
@@ -73,7 +73,7 @@ function countingPool(pool: pg.Pool, counter: { statements: number }): pg.Pool {
             if (key !== "query") return typeof value === "function" ? value.bind(c) : value;
             return (...args: unknown[]) => {
               const text = typeof args[0] === "string" ? args[0] : "";
-              if (!/^(BEGIN|COMMIT|ROLLBACK)$/.test(text)) counter.statements += 1;
+              if (!/^(BEGIN|COMMIT|ROLLBACK)\b/.test(text)) counter.statements += 1;
               return (value as (...a: unknown[]) => unknown).apply(c, args);
             };
           },

@@ -149,7 +149,9 @@ async function copyBatch(
   client.on("error", ignore);
   let broken = false;
   try {
-    await client.query("BEGIN");
+    // Each statement gets the row-by-row path's transaction bound, so a batch waiting on a lock does not
+    // hold its connection for ever.
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${TX_OPTIONS.timeout}`);
     const platforms = plan.sources.map((row) => row.platform);
     const erased = await erasedAuthorsVia(
       async (sql, params) => (await client.query(sql, params)).rows,
