@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -15,6 +15,7 @@ import { dropDatabase, onServer, withDatabase } from "../../src/platform/databas
 import { closeDeps, createDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { deleteKeys, whenReady } from "../../src/platform/redis.js";
+import { statFields, TICK_MS } from "../lib/proc.js";
 import { COPY_SQL, copyLines, makeBatch } from "./corpus.js";
 
 /**
@@ -134,10 +135,6 @@ const totals = { httpRows: 0, httpSeconds: 0, copyRows: 0, copySeconds: 0, copy1
  * server's background writers; on a shared machine it also counts other databases' work.
  */
 const cpu = { http: { node: 0, pg: 0 }, copy: { node: 0, pg: 0 }, copy1: { node: 0, pg: 0 } };
-const statFields = (pid: number | string): string[] => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-};
 const backend = await copyPool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
 /** The server's postmaster, or null when the server is not on this machine (its CPU then reads NaN: "n/a"). */
 const postmaster = (() => {
@@ -150,7 +147,6 @@ const postmaster = (() => {
 function serverCpuMs(): number {
   if (postmaster === null) return Number.NaN;
   const own = statFields(postmaster);
-  // utime, stime, cutime, cstime are the 14th to 17th fields of /proc/<pid>/stat (indexes 11–14 here).
   let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -161,7 +157,7 @@ function serverCpuMs(): number {
       // the process has exited
     }
   }
-  return ticks * 10; // USER_HZ is 100 on Linux
+  return ticks * TICK_MS;
 }
 const ownCpuMs = () => {
   const used = process.cpuUsage();

@@ -1,6 +1,5 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -12,6 +11,7 @@ import pg from "pg";
 import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { createRedis, deleteKeys } from "../../src/platform/redis.js";
+import { cpuMs } from "../lib/proc.js";
 
 /**
  * Job throughput, in one run on a fresh migrated database:
@@ -101,22 +101,6 @@ function spawn(script: string, env: Record<string, string>): ChildProcess {
   const child = fork(script, [], { cwd: root, env: { ...process.env, ...env }, execArgv, stdio: "inherit" });
   children.push(child);
   return child;
-}
-
-/** CPU time (user + system, ms) used so far by the given processes, from /proc (0 for a process that is gone). */
-function cpuMs(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone
-    }
-  }
-  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
 async function stop(child: ChildProcess) {

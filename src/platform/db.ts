@@ -8,14 +8,13 @@ export type Db = PrismaClient;
 export type DbTx = Prisma.TransactionClient;
 
 export function createDb(url: string, poolSize = 10): Db {
-  const adapter = new PrismaPg({ connectionString: url, max: poolSize });
-  return new PrismaClient({ adapter });
+  return createDatabase(url, poolSize).db;
 }
 
 /**
  * A client and the driver's pool under it, sharing its connections (and its size): the pool serves
- * what Prisma cannot express, such as `COPY … FROM STDIN` (src/intake/ingest/copy.ts). The pool outlives
- * `$disconnect`; end it after.
+ * what Prisma cannot express, such as `COPY … FROM STDIN` (src/intake/ingest/copy.ts). The client's
+ * `$disconnect` ends the pool.
  */
 export function createDatabase(url: string, poolSize = 10): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
@@ -23,7 +22,7 @@ export function createDatabase(url: string, poolSize = 10): { db: Db; pool: pg.P
   // which then emits the error; without a listener that would end the process. The next checkout opens a
   // new connection, and a statement that fails meets its error where it runs.
   pool.on("error", () => {});
-  return { db: new PrismaClient({ adapter: new PrismaPg(pool) }), pool };
+  return { db: new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) }), pool };
 }
 
 /** True when a thrown value is a unique-constraint violation (Prisma P2002 or Postgres 23505). */

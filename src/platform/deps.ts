@@ -52,7 +52,6 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.queues.close();
   await deps.pubsub.close();
   await deps.reads.close();
-  await deps.db.$disconnect();
-  await deps.pool.end();
+  await deps.db.$disconnect(); // and with it the pool
   deps.redis.disconnect();
 }

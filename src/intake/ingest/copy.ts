@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
-import type { PlannedRow } from "./plan.js";
+import { byDedupKey, type PlannedRow } from "./plan.js";
 import type { RunFields, WriteResult } from "./sql.js";
 
 /**
@@ -70,8 +70,6 @@ export function copyLine(
   );
 }
 
-const byKey = (a: PlannedRow, b: PlannedRow) => (a.dedup_key < b.dedup_key ? -1 : a.dedup_key > b.dedup_key ? 1 : 0);
-
 /**
  * Writes the sources and their comments of one batch inside the caller's transaction on `client`:
  * reads the keys already stored, copies the rest (sources, then comments, each in dedup-key order as
@@ -83,7 +81,7 @@ export async function copyRows(
   rows: { sources: PlannedRow[]; comments: PlannedRow[] },
   run: RunFields,
 ): Promise<{ sources: WriteResult; comments: WriteResult }> {
-  const keys = [...rows.sources, ...rows.comments].map((row) => row.dedup_key).sort();
+  const keys = [...rows.sources, ...rows.comments].map((row) => row.dedup_key);
   const existing = await client.query<{ id: string; dedup_key: string }>(
     `SELECT id, dedup_key FROM content_store
      WHERE entity_id = $1::uuid AND dedup_key = ANY($2::text[])
@@ -98,7 +96,7 @@ export async function copyRows(
     ["source", rows.sources, sources],
     ["comment", rows.comments, comments],
   ] as const) {
-    for (const row of [...planned].sort(byKey)) {
+    for (const row of [...planned].sort(byDedupKey)) {
       const id = stored.get(row.dedup_key);
       if (id) {
         result.ids.set(row.dedup_key, id);

@@ -21,6 +21,9 @@ export interface PlannedRow {
   content_hash: string;
 }
 
+/** Rows in dedup-key order: both writers insert in it, so batches sharing keys lock them in one order. */
+export const byDedupKey = (a: PlannedRow, b: PlannedRow) => (a.dedup_key < b.dedup_key ? -1 : a.dedup_key > b.dedup_key ? 1 : 0);
+
 export interface BatchPlan {
   sources: PlannedRow[];
   comments: PlannedRow[];

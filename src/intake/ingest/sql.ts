@@ -1,5 +1,5 @@
 import type { DbTx } from "../../platform/db.js";
-import type { PlannedRow } from "./plan.js";
+import { byDedupKey, type PlannedRow } from "./plan.js";
 
 /**
  * Set-based writes of one batch inside the caller's transaction: one multi-row INSERT
@@ -80,7 +80,7 @@ async function insert(
 ): Promise<KeyedId[]> {
   // Sorted here rather than in SQL (json_to_recordset yields rows in array order), so the
   // database never sorts whole rows with their contents.
-  const sorted = [...rows].sort((a, b) => (a.dedup_key < b.dedup_key ? -1 : a.dedup_key > b.dedup_key ? 1 : 0));
+  const sorted = [...rows].sort(byDedupKey);
   const payload = JSON.stringify(sorted.map(({ parent_key: _unused, ...row }) => row));
   return tx.$queryRaw<KeyedId[]>`
     INSERT INTO content_store (
