@@ -4,4 +4,4 @@ import type { Processor } from "./runtime.js";
 
 /** `enrichment.content.v1`: embeds stored rows and splits them into opinion units. */
 export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (payload, { deps }) =>
-  enrichContent(deps.db, createEmbedder(deps.config), payload.contentIds);
+  enrichContent(deps.pool, createEmbedder(deps.config), payload.contentIds);

@@ -147,7 +147,7 @@ async function enrich(pool: pg.Pool): Promise<void> {
     const ids = (await pool.query<{ id: string }>("SELECT id FROM content_store ORDER BY id")).rows.map((r) => r.id);
     let units = 0;
     for (let i = 0; i < ids.length; i += 1000) {
-      units += (await enrichContent(deps.db, embedder, ids.slice(i, i + 1000))).unitsInserted;
+      units += (await enrichContent(deps.pool, embedder, ids.slice(i, i + 1000))).unitsInserted;
       if ((i / 1000) % 10 === 9) log(`  enriched ${i + 1000} rows (${((performance.now() - started) / 1000).toFixed(0)} s)`);
     }
     log(`opinion units: ${units} for ${ids.length} rows in ${((performance.now() - started) / 1000).toFixed(0)} s`);

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { readdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -15,7 +14,7 @@ import { dropDatabase, onServer, withDatabase } from "../../src/platform/databas
 import { closeDeps, createDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { deleteKeys, whenReady } from "../../src/platform/redis.js";
-import { statFields, TICK_MS } from "../lib/proc.js";
+import { postmasterOf, serverCpuMs } from "../lib/proc.js";
 import { COPY_SQL, copyLines, makeBatch } from "./corpus.js";
 
 /**
@@ -129,46 +128,22 @@ const totals = { httpRows: 0, httpSeconds: 0, copyRows: 0, copySeconds: 0, copy1
 
 /**
  * CPU (user + system, ms) of this process (the service and the bench's client) and of the
- * PostgreSQL server, summed per path: where a path's time goes when the two cores are shared. The
- * server's CPU is its postmaster's own and its reaped children's (backends that exited) plus that of
- * every live child, read from /proc, so it counts backends that come and go during a phase, and the
- * server's background writers; on a shared machine it also counts other databases' work.
+ * PostgreSQL server (`serverCpuMs`), summed per path: where a path's time goes when the two cores
+ * are shared.
  */
 const cpu = { http: { node: 0, pg: 0 }, copy: { node: 0, pg: 0 }, copy1: { node: 0, pg: 0 } };
 const backend = await copyPool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-/** The server's postmaster, or null when the server is not on this machine (its CPU then reads NaN: "n/a"). */
-const postmaster = (() => {
-  try {
-    return Number(statFields(backend.rows[0]?.pid ?? 0)[1]);
-  } catch {
-    return null;
-  }
-})();
-function serverCpuMs(): number {
-  if (postmaster === null) return Number.NaN;
-  const own = statFields(postmaster);
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const fields = statFields(entry);
-      if (Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process has exited
-    }
-  }
-  return ticks * TICK_MS;
-}
+const postmaster = postmasterOf(backend.rows[0]?.pid ?? 0);
 const ownCpuMs = () => {
   const used = process.cpuUsage();
   return (used.user + used.system) / 1000;
 };
 async function measured(into: { node: number; pg: number }, phase: () => Promise<void>): Promise<void> {
-  const pg0 = serverCpuMs();
+  const pg0 = serverCpuMs(postmaster);
   const node0 = ownCpuMs();
   await phase();
   into.node += ownCpuMs() - node0;
-  into.pg += serverCpuMs() - pg0;
+  into.pg += serverCpuMs(postmaster) - pg0;
 }
 
 try {

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * The fields of /proc/<pid>/stat after the command name (which may hold spaces): index 1 is the parent
@@ -21,6 +21,37 @@ export function cpuMs(pids: number[]): number {
       ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       // gone
+    }
+  }
+  return ticks * TICK_MS;
+}
+
+/** The postmaster of the server a backend (by its pid) belongs to, or null when that server is not on this machine. */
+export function postmasterOf(backendPid: number): number | null {
+  try {
+    return Number(statFields(backendPid)[1]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU (user + system, ms) of a PostgreSQL server so far: its postmaster's own and its reaped
+ * children's (backends that exited) plus that of every live child, read from /proc, so it counts
+ * backends that come and go and the background writers; on a shared machine it also counts other
+ * databases' work. NaN when the server is not on this machine.
+ */
+export function serverCpuMs(postmaster: number | null): number {
+  if (postmaster === null) return Number.NaN;
+  const own = statFields(postmaster);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = statFields(entry);
+      if (Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // the process has exited
     }
   }
   return ticks * TICK_MS;

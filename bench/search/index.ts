@@ -1,17 +1,18 @@
 /**
- * Search latency over 1,000,000 stored originals.
+ * Search latency over 1,000,000 (or `--rows`) stored originals.
  *
- *   npx tsx bench/search/index.ts [--reseed] [--requests 100]
+ *   npx tsx bench/search/index.ts [--rows 1000000] [--reseed] [--requests 100] [--seed-streams 2]
  *
- * Seeds a database of its own (`res_bench_search` on DATABASE_URL's server; reused when
- * already seeded) with set-based `INSERT … SELECT generate_series` statements: 900,000
- * rows in the measured user's workspace (5 entities, 8 platforms, two years of dates)
- * and 100,000 in another tenant's. Texts are drawn from a 5,000-word vocabulary with a
- * Zipf-like skew; product words ("pricing", "onboarding", …) sit at ranks that put each
- * in a few percent of rows. Then the real web application answers
- * `POST /agent/v1/search` over HTTP with a user bearer, for query classes from selective
- * to broad; each class is also timed in-process (the provider's SQL alone).
- */
+ * Seeds a database of its own (`res_bench_search`, or `res_bench_search_<rows>` for another size, on
+ * DATABASE_URL's server; reused when already seeded) with set-based `INSERT … SELECT generate_series`
+ * statements on `--seed-streams` connections, the secondary indexes dropped and built again after the
+ * load: nine rows in ten in the measured user's workspace (5 entities, 8 platforms, stored over 900 days
+ * in insertion order, published over two years), the tenth another tenant's. Texts are drawn from a
+ * 5,000-word vocabulary with a Zipf-like skew; product words ("pricing", "onboarding", …) sit at ranks
+ * that put each in a few percent of rows. Prints the disk bytes per stored original (table and each
+ * index). Then the real web application answers `POST /agent/v1/search` over HTTP with a user bearer,
+ * for query classes from selective to broad; each class is also timed in-process (the provider's SQL
+ * alone). */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { storedProvider } from "../../src/insights/search/providers/stored.js";
@@ -23,14 +24,16 @@ import { startBenchApp } from "../lib/app.js";
 const args = process.argv.slice(2);
 const RESEED = args.includes("--reseed");
 const REQUESTS = args.includes("--requests") ? Number(args[args.indexOf("--requests") + 1]) || 100 : 100;
-const TOTAL = 1_000_000;
-const MINE = 900_000;
+const numberArg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) || fallback : fallback);
+/** Stored originals: nine in ten in the measured user's workspace, the rest another tenant's. */
+const TOTAL = numberArg("--rows", 1_000_000);
+const SEED_STREAMS = numberArg("--seed-streams", 2);
 const BATCH = 50_000;
 const SECRET = "bench-search-secret-0123456789abcdef";
 const SUB = "bench-search-user";
 
 const serverUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const DB_URL = withDatabase(serverUrl, "res_bench_search");
+const DB_URL = withDatabase(serverUrl, TOTAL === 1_000_000 ? "res_bench_search" : `res_bench_search_${TOTAL}`);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function summary(samples: number[]) {
@@ -67,6 +70,7 @@ function vocabulary(): string[] {
   return list;
 }
 
+/** Seeds TOTAL rows unless they are there: one tenant in ten rows is the other tenant's, interleaved. */
 async function seed(pool: pg.Pool, vocab: string[]): Promise<void> {
   const { rows } = await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM content_store");
   if (!RESEED && rows[0]?.n === String(TOTAL)) {
@@ -75,18 +79,12 @@ async function seed(pool: pg.Pool, vocab: string[]): Promise<void> {
   }
   const started = performance.now();
   await pool.query("TRUNCATE content_store, entities, workspace_members, workspaces, users CASCADE");
-  const mine = await pool.query<{ id: string }>("INSERT INTO users (id, sub) VALUES (gen_random_uuid(), $1) RETURNING id", [SUB]);
-  const other = await pool.query<{ id: string }>(
-    "INSERT INTO users (id, sub) VALUES (gen_random_uuid(), 'bench-search-other') RETURNING id",
-  );
-  const tenants: { workspace: string; entities: string[]; count: number }[] = [];
-  for (const [userId, count] of [
-    [mine.rows[0]!.id, MINE],
-    [other.rows[0]!.id, TOTAL - MINE],
-  ] as const) {
+  const tenants: { workspace: string; entities: string[] }[] = [];
+  for (const sub of [SUB, "bench-search-other"]) {
+    const user = await pool.query<{ id: string }>("INSERT INTO users (id, sub) VALUES (gen_random_uuid(), $1) RETURNING id", [sub]);
     const ws = await pool.query<{ id: string }>("INSERT INTO workspaces (id, name) VALUES (gen_random_uuid(), 'bench') RETURNING id");
     const workspace = ws.rows[0]!.id;
-    await pool.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')", [workspace, userId]);
+    await pool.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')", [workspace, user.rows[0]!.id]);
     const entities: string[] = [];
     for (let i = 0; i < 5; i++) {
       const e = await pool.query<{ id: string }>(
@@ -95,38 +93,81 @@ async function seed(pool: pg.Pool, vocab: string[]): Promise<void> {
       );
       entities.push(e.rows[0]!.id);
     }
-    tenants.push({ workspace, entities, count });
+    tenants.push({ workspace, entities });
   }
+  const [mine, other] = tenants as [(typeof tenants)[0], (typeof tenants)[0]];
 
-  // Bulk load without the full-text index, then build it once.
-  await pool.query("DROP INDEX IF EXISTS content_store_search_vector_idx");
+  // Bulk load without the secondary indexes (the GIN one above all), then build each once.
+  const indexes = await pool.query<{ name: string; def: string }>(
+    `SELECT indexname AS name, indexdef AS def FROM pg_indexes
+     WHERE schemaname = current_schema() AND tablename = 'content_store' AND indexname <> 'content_store_pkey'`,
+  );
+  for (const { name } of indexes.rows) await pool.query(`DROP INDEX IF EXISTS "${name}"`);
   const platforms = ["reddit", "twitter", "github", "hackernews", "web", "youtube", "linkedin", "meetingnotes"];
-  let offset = 0;
-  for (const tenant of tenants) {
-    for (let from = 1; from <= tenant.count; from += BATCH) {
-      const to = Math.min(tenant.count, from + BATCH - 1);
-      await pool.query(
-        `INSERT INTO content_store (id, entity_id, workspace_id, kind, platform, url, title, content, author, published_at,
-                                    content_hash, dedup_key, created_at)
-         SELECT gen_random_uuid(), ($1::uuid[])[1 + g % 5], $2::uuid, 'source', ($3::text[])[1 + g % 8],
-                'https://example.com/p/' || ($4::int + g),
-                (SELECT string_agg(($5::text[])[1 + floor(5000 * power(random(), 2.5))::int], ' ') FROM generate_series(1, 4 + g % 4)),
-                (SELECT string_agg(($5::text[])[1 + floor(5000 * power(random(), 2.5))::int], ' ') FROM generate_series(1, 25 + g % 40)),
-                'author' || (g % 5000),
-                CASE WHEN g % 10 = 0 THEN NULL ELSE timestamptz '2026-11-01' - (g % 730) * interval '1 day' END,
-                md5(($4::int + g)::text), 'bench:' || ($4::int + g), timestamptz '2026-11-01' - (g % 900) * interval '1 day'
-         FROM generate_series($6::int, $7::int) g`,
-        [tenant.entities, tenant.workspace, platforms, offset, vocab, from, to],
-      );
-      log(`  inserted ${offset + to} rows (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-    }
-    offset += tenant.count;
-  }
-  log("  building the GIN index on search_vector ...");
+  // Stored over 900 days in the order the rows arrive (created_at is when a row was stored, so it
+  // follows the table's physical order, as ingest makes it); published dates are spread over two years.
+  const insert = (from: number, to: number) =>
+    pool.query(
+      `INSERT INTO content_store (id, entity_id, workspace_id, kind, platform, url, title, content, author, published_at,
+                                  content_hash, dedup_key, created_at)
+       SELECT gen_random_uuid(),
+              CASE WHEN g % 10 = 0 THEN ($2::uuid[])[1 + g / 10 % 5] ELSE ($1::uuid[])[1 + g % 5] END,
+              CASE WHEN g % 10 = 0 THEN $4::uuid ELSE $3::uuid END,
+              'source', ($5::text[])[1 + g % 8], 'https://example.com/p/' || g,
+              (SELECT string_agg(($6::text[])[1 + floor(5000 * power(random(), 2.5))::int], ' ') FROM generate_series(1, 4 + g % 4)),
+              (SELECT string_agg(($6::text[])[1 + floor(5000 * power(random(), 2.5))::int], ' ') FROM generate_series(1, 25 + g % 40)),
+              'author' || (g % 5000),
+              CASE WHEN g % 10 = 3 THEN NULL ELSE timestamptz '2026-11-01' - (g::bigint * 7919 % 730) * interval '1 day' END,
+              md5(g::text), 'bench:' || g,
+              timestamptz '2026-11-01' - ($9::int - g) * (interval '900 days' / $9::int)
+       FROM generate_series($7::int, $8::int) g`,
+      [mine.entities, other.entities, mine.workspace, other.workspace, platforms, vocab, from, to, TOTAL],
+    );
+  // SEED_STREAMS connections each take the next batch in turn, so batches land roughly in order.
+  let next = 1;
+  let inserted = 0;
+  await Promise.all(
+    Array.from({ length: SEED_STREAMS }, async () => {
+      while (next <= TOTAL) {
+        const from = next;
+        const to = Math.min(TOTAL, from + BATCH - 1);
+        next = to + 1;
+        await insert(from, to);
+        inserted += to - from + 1;
+        log(`  inserted ${inserted} rows (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+      }
+    }),
+  );
   await pool.query("SET maintenance_work_mem = '512MB'");
-  await pool.query('CREATE INDEX "content_store_search_vector_idx" ON "content_store" USING GIN ("search_vector")');
+  for (const { name, def } of indexes.rows) {
+    const t0 = performance.now();
+    await pool.query(def);
+    log(`  built ${name} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  }
+  // A finer created_at histogram: the recency window of a broad query is read off it.
+  await pool.query("ALTER TABLE content_store ALTER COLUMN created_at SET STATISTICS 1000");
   await pool.query("VACUUM ANALYZE content_store");
   log(`corpus: ${TOTAL} rows seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/** Bytes on disk per stored original: the table (with its TOAST), its indexes, and all of it. */
+async function diskPerRow(pool: pg.Pool) {
+  const { rows } = await pool.query<{ table: string; indexes: string; n: string }>(
+    `SELECT pg_table_size('content_store')::text AS table, pg_indexes_size('content_store')::text AS indexes,
+            (SELECT count(*) FROM content_store)::text AS n`,
+  );
+  const r = rows[0]!;
+  const per = (bytes: string) => (Number(bytes) / Number(r.n)).toFixed(0);
+  const gb = (bytes: string) => (Number(bytes) / 1e9).toFixed(2);
+  log(
+    `disk: table ${gb(r.table)} GB (${per(r.table)} B a row), indexes ${gb(r.indexes)} GB (${per(r.indexes)} B a row), ` +
+      `${per(String(Number(r.table) + Number(r.indexes)))} B a row in all`,
+  );
+  const each = await pool.query<{ name: string; bytes: string }>(
+    `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid)::text AS bytes FROM pg_index
+     WHERE indrelid = 'content_store'::regclass ORDER BY pg_relation_size(indexrelid) DESC`,
+  );
+  for (const i of each.rows) log(`  ${i.name.padEnd(48)} ${gb(i.bytes)} GB (${per(i.bytes)} B a row)`);
 }
 
 interface QueryCase {
@@ -140,6 +181,7 @@ async function main() {
   const vocab = vocabulary();
   const pool = new pg.Pool({ connectionString: DB_URL, max: 2 });
   await seed(pool, vocab);
+  await diskPerRow(pool);
   const matches = async (q: string) =>
     Number(
       (

@@ -25,6 +25,39 @@ export function createDatabase(url: string, poolSize = 10): { db: Db; pool: pg.P
   return { db: new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) }), pool };
 }
 
+/**
+ * `work` in one transaction on a connection of the driver's pool, each statement bounded by
+ * `statementTimeoutMs`: committed when it returns, rolled back (and its error rethrown) when it throws. A
+ * connection lost mid-transaction fails the statement in flight, and one that cannot even roll back is
+ * not given back to the pool.
+ */
+export async function poolTransaction<T>(
+  pool: pg.Pool,
+  statementTimeoutMs: number,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  // The client's own error event (which would otherwise end the process) carries nothing the failed
+  // statement does not.
+  const ignore = () => {};
+  client.on("error", ignore);
+  let broken = false;
+  try {
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    throw err;
+  } finally {
+    client.off("error", ignore);
+    client.release(broken);
+  }
+}
+
 /** True when a thrown value is a unique-constraint violation (Prisma P2002 or Postgres 23505). */
 export function isUniqueViolation(err: unknown): boolean {
   if (err instanceof Prisma.PrismaClientKnownRequestError) {

@@ -273,7 +273,7 @@ describe("DELETE /agent/v1/content/{content_id}", () => {
         return local.embed(texts);
       },
     };
-    expect(await enrichContent(h.deps.db, racing, [id])).toMatchObject({ missing: 1, enriched: 0, unitsInserted: 0 });
+    expect(await enrichContent(h.deps.pool, racing, [id])).toMatchObject({ missing: 1, enriched: 0, unitsInserted: 0 });
     expect(await tablesContaining(h, "flumbergast")).toEqual([]);
   });
 

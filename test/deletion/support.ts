@@ -81,7 +81,7 @@ export async function ingest(h: Harness, token: string, entityId: string, source
 
 /** Embeds the rows and splits them into opinion units, as the enrichment worker does. */
 export async function enrich(h: Harness, ids: string[]) {
-  await enrichContent(h.deps.db, createEmbedder(h.config), ids);
+  await enrichContent(h.deps.pool, createEmbedder(h.config), ids);
 }
 
 /** Every exportable table's rows of the caller, as one text (an `export` key of the owner). */

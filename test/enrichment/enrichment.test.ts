@@ -103,7 +103,7 @@ describe("enrichment.content.v1", () => {
       return Object.values(counts).every((n) => n === 0) ? true : undefined;
     });
     const before = await snapshot();
-    const again = await enrichContent(h.deps.db, createEmbedder(h.config), [...ids, ids[0]!]);
+    const again = await enrichContent(h.deps.pool, createEmbedder(h.config), [...ids, ids[0]!]);
     expect(again).toMatchObject({ requested: 3, enriched: 0, alreadyEnriched: 3, unitsInserted: 0 });
 
     // And through the queue, as a second delivery of the same job would.
@@ -123,7 +123,7 @@ describe("enrichment.content.v1", () => {
     const units = await h.deps.db.opinionUnit.findMany({ where: { contentId: fresh! }, orderBy: { startOffset: "asc" } });
     expect(units.map((u) => u.text)).toEqual(["The CLI is fast.", "Installation failed twice."]);
 
-    const result = await enrichContent(h.deps.db, createEmbedder(h.config), [fresh!, "00000000-0000-4000-8000-000000000000"]);
+    const result = await enrichContent(h.deps.pool, createEmbedder(h.config), [fresh!, "00000000-0000-4000-8000-000000000000"]);
     expect(result).toEqual({ requested: 2, enriched: 0, alreadyEnriched: 1, missing: 1, unitsInserted: 0 });
   });
 
@@ -137,7 +137,7 @@ describe("enrichment.content.v1", () => {
       })),
     );
     const embedder = createEmbedder(h.config);
-    const [a, b] = await Promise.all([enrichContent(h.deps.db, embedder, rows), enrichContent(h.deps.db, embedder, rows)]);
+    const [a, b] = await Promise.all([enrichContent(h.deps.pool, embedder, rows), enrichContent(h.deps.pool, embedder, rows)]);
     // The ingest-queued job may have taken some rows first; no row is written twice either way.
     expect(a.enriched + b.enriched).toBeLessThanOrEqual(rows.length);
     const units = await h.deps.db.opinionUnit.groupBy({ by: ["contentId"], where: { contentId: { in: rows } }, _count: true });

@@ -69,7 +69,7 @@ beforeAll(async () => {
     })
     .expect(200);
   ids = res.body.content_ids;
-  await enrichContent(h.deps.db, createEmbedder(h.config), ids);
+  await enrichContent(h.deps.pool, createEmbedder(h.config), ids);
 });
 afterAll(() => h.close());
 
@@ -121,7 +121,7 @@ describe("opinion unit rollups", () => {
     await expectExact();
     // Enrichment of the originals whose units were removed writes them again.
     await h.deps.db.content.updateMany({ where: { id: c }, data: { enrichedAt: null } });
-    await enrichContent(h.deps.db, createEmbedder(h.config), [c]);
+    await enrichContent(h.deps.pool, createEmbedder(h.config), [c]);
     await expectExact();
   });
 

@@ -112,7 +112,7 @@ describe("POST /api/sweeps/run", () => {
     expect(res.body).toMatchObject({ status: "queued", statistics: { originals: null, enriched: 0 }, started_at: null });
 
     // The enrichment queue (which ingest feeds) enriches one of the run's originals first.
-    await enrichContent(h.deps.db, createEmbedder(h.config), [ids[1] as string]);
+    await enrichContent(h.deps.pool, createEmbedder(h.config), [ids[1] as string]);
     const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
     try {
       const done = await until(async () => {
@@ -139,7 +139,7 @@ describe("POST /api/sweeps/run", () => {
         .set(bearer(token))
         .send({ entity_id: entity.id, collection_run_id: "capture-five-key", sources: [{ platform: "agent", content: "Sync is slow." }] })
         .expect(200);
-      await enrichContent(h.deps.db, createEmbedder(h.config), stored.body.content_ids);
+      await enrichContent(h.deps.pool, createEmbedder(h.config), stored.body.content_ids);
       const res = await sweep({ entity_id: entity.id, idempotency_key: "capture-five-key" });
       expect(res.body).toMatchObject({ status: "completed", statistics: { originals: 1, enriched: 0, already_enriched: 1, remaining: 0 } });
       // Under another key the same, already enriched, original is not the run's.
@@ -162,7 +162,7 @@ describe("POST /api/sweeps/run", () => {
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       select: { id: true, createdAt: true },
     });
-    await enrichContent(h.deps.db, createEmbedder(h.config), [done?.id as string]);
+    await enrichContent(h.deps.pool, createEmbedder(h.config), [done?.id as string]);
     const failed = await h.deps.db.sweepRun.update({
       where: { id: first.body.run_id },
       data: {

@@ -62,7 +62,7 @@ async function measure(tree: Tree, rows: ReturnType<typeof corpus>, serverUrl: s
   const { migrate, MIGRATIONS_DIR } = await import(path.join(tree.dir, "src/platform/migrate.ts"));
   const admin = await import(path.join(tree.dir, "src/platform/database-admin.ts"));
   const { loadConfig } = await import(path.join(tree.dir, "src/platform/config.ts"));
-  const { createDb } = await import(path.join(tree.dir, "src/platform/db.ts"));
+  const dbModule = await import(path.join(tree.dir, "src/platform/db.ts"));
   // Trees before the areas (src/insights/…) kept the domains directly under src/.
   const insights = existsSync(path.join(tree.dir, "src/insights")) ? "src/insights" : "src";
   const { createEmbedder } = await import(path.join(tree.dir, insights, "embed/provider.ts"));
@@ -86,7 +86,9 @@ async function measure(tree: Tree, rows: ReturnType<typeof corpus>, serverUrl: s
       LOG_LEVEL: "silent",
       AUTH_JWT_SECRET: "bench-throughput-secret-0123456789",
     });
-    const db = createDb(url, 4);
+    const { db, pool } = dbModule.createDatabase ? dbModule.createDatabase(url, 4) : { db: dbModule.createDb(url, 4), pool: null };
+    // Trees whose enrichment writes through the driver's pool (they have poolTransaction) take the pool, earlier ones the client.
+    const store = dbModule.poolTransaction ? pool : db;
     const embedder = createEmbedder(config);
     let best = { seconds: Number.POSITIVE_INFINITY, units: 0 };
     for (let pass = 0; pass < repeat; pass++) {
@@ -109,7 +111,7 @@ async function measure(tree: Tree, rows: ReturnType<typeof corpus>, serverUrl: s
       const t0 = performance.now();
       // The processor's batch size: the ingest service queues enrichment per ingest batch.
       let units = 0;
-      for (let i = 0; i < ids.length; i += 500) units += (await enrichContent(db, embedder, ids.slice(i, i + 500))).unitsInserted;
+      for (let i = 0; i < ids.length; i += 500) units += (await enrichContent(store, embedder, ids.slice(i, i + 500))).unitsInserted;
       const seconds = (performance.now() - t0) / 1000;
       if (seconds < best.seconds) best = { seconds, units };
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type pg from "pg";
 import type { OpinionUnit } from "../../generated/prisma/client.js";
-import type { Db, DbTx } from "../../platform/db.js";
+import { poolTransaction } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { feedbackKind } from "./feedback-kind/index.js";
 import { ANALYSER_VERSION, opinionUnits } from "./opinions.js";
@@ -42,32 +43,56 @@ const finiteOrText = (_key: string, value: unknown) => (typeof value === "number
  * (original, start offset) is already stored, as a re-run of the same ids finds them. Answers how
  * many were inserted.
  */
-async function insertUnits(tx: DbTx, units: Unit[]): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    WITH inserted AS (
+async function insertUnits(client: pg.PoolClient, units: Unit[]): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    `WITH inserted AS (
       INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label,
         kind, terms, compared_with, churn, analyser_version)
       SELECT u."id", u."contentId", u."entityId", u."startOffset", u."endOffset", u."text", u."aspect", u."sentiment"::real,
         u."sentimentLabel", u."kind", ARRAY(SELECT jsonb_array_elements_text(u."terms")), u."comparedWith", u."churn", u."analyserVersion"
-      FROM jsonb_to_recordset(${JSON.stringify(units, finiteOrText)}::jsonb) AS u("id" uuid, "contentId" uuid, "entityId" uuid, "startOffset" int,
+      FROM jsonb_to_recordset($1::jsonb) AS u("id" uuid, "contentId" uuid, "entityId" uuid, "startOffset" int,
         "endOffset" int, "text" text, "aspect" text, "sentiment" text, "sentimentLabel" text, "kind" text, "terms" jsonb,
         "comparedWith" text, "churn" boolean, "analyserVersion" smallint)
       ON CONFLICT DO NOTHING
       RETURNING 1
     )
-    SELECT count(*)::int AS n FROM inserted`;
+    SELECT count(*)::int AS n FROM inserted`,
+    [JSON.stringify(units, finiteOrText)],
+  );
   return rows[0]?.n ?? 0;
 }
 
-export async function enrichContent(db: Db, embedder: EmbeddingProvider, contentIds: string[]): Promise<EnrichmentResult> {
+/** Vectors as one PostgreSQL array literal, row after row (`{0.1,-0.2,…}`): a text parameter the driver sends as it is. */
+function flatVectorLiteral(vectors: readonly (readonly number[])[]): string {
+  return `{${vectors.map((v) => v.map((x) => (Number.isFinite(x) ? String(x) : "NaN")).join(",")).join(",")}}`;
+}
+
+interface StoredRow {
+  id: string;
+  entityId: string;
+  title: string;
+  content: string;
+  embeddingModel: string | null;
+  enrichedAt: Date | null;
+}
+
+/** A statement of the chunk's transaction waits at most this long (a lock held by a deletion, say). */
+const STATEMENT_TIMEOUT_MS = 60_000;
+
+/**
+ * Enriches the given stored rows. Reads and writes go through the driver's pool (`AppDeps.pool`):
+ * the chunk's vectors and units travel as one text parameter each, which the driver sends as they are.
+ */
+export async function enrichContent(pool: pg.Pool, embedder: EmbeddingProvider, contentIds: string[]): Promise<EnrichmentResult> {
   const ids = [...new Set(contentIds)];
   const result: EnrichmentResult = { requested: ids.length, enriched: 0, alreadyEnriched: 0, missing: 0, unitsInserted: 0 };
   for (let i = 0; i < ids.length; i += ENRICH_CHUNK) {
     const chunk = ids.slice(i, i + ENRICH_CHUNK);
-    const rows = await db.content.findMany({
-      where: { id: { in: chunk } },
-      select: { id: true, entityId: true, title: true, content: true, embeddingModel: true, enrichedAt: true },
-    });
+    const { rows } = await pool.query<StoredRow>(
+      `SELECT id, entity_id AS "entityId", title, content, embedding_model AS "embeddingModel", enriched_at AS "enrichedAt"
+       FROM content_store WHERE id = ANY($1::uuid[])`,
+      [chunk],
+    );
     result.missing += chunk.length - rows.length;
     const todo = rows.filter((r) => r.enrichedAt === null || r.embeddingModel !== embedder.model);
     result.alreadyEnriched += rows.length - todo.length;
@@ -96,14 +121,16 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
       })),
     );
 
-    await db.$transaction(async (tx) => {
+    await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client) => {
       // The rows are locked as the update would lock them, and only those still stored get units: a
       // row deleted meanwhile (src/governance/deletion) must not leave units of its words behind.
-      const locked = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM content_store WHERE id = ANY(${todo.map((r) => r.id)}::uuid[]) ORDER BY id FOR NO KEY UPDATE`;
-      const present = new Set(locked.map((r) => r.id));
+      const locked = await client.query<{ id: string }>(
+        "SELECT id FROM content_store WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE",
+        [todo.map((r) => r.id)],
+      );
+      const present = new Set(locked.rows.map((r) => r.id));
       const kept = units.filter((u) => present.has(u.contentId));
-      if (kept.length > 0) result.unitsInserted += await insertUnits(tx, kept);
+      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept);
       // One statement for the chunk. Conditional, so a concurrent run of the same ids (a re-delivered
       // job) writes nothing twice; the vectors travel as one flat array, sliced per row by its position.
       const writes = todo.flatMap((row, index) =>
@@ -113,15 +140,24 @@ export async function enrichContent(db: Db, embedder: EmbeddingProvider, content
       if (writes.length === 0) return;
       const dims = writes[0]!.vector.length;
       if (writes.some((w) => w.vector.length !== dims)) throw new Error("embedding vectors of one chunk differ in length");
-      const updated = await tx.$queryRaw<{ id: string }[]>`
-        UPDATE content_store c
-        SET embedding = (${writes.flatMap((w) => w.vector)}::real[])[(u.ord - 1) * ${dims}::int + 1 : u.ord * ${dims}::int],
-          embedding_model = ${embedder.model}, enriched_at = ${new Date()}::timestamptz, feedback_kind = u.kind
-        FROM unnest(${writes.map((w) => w.id)}::uuid[], ${writes.map((w) => w.kind)}::text[]) WITH ORDINALITY AS u(id, kind, ord)
-        WHERE c.id = u.id AND (c.enriched_at IS NULL OR c.embedding_model IS NULL OR c.embedding_model <> ${embedder.model})
-        RETURNING c.id`;
-      result.enriched += updated.length;
-      result.alreadyEnriched += writes.length - updated.length;
+      const updated = await client.query<{ id: string }>(
+        `UPDATE content_store c
+         SET embedding = ($1::real[])[(u.ord - 1) * $2::int + 1 : u.ord * $2::int],
+           embedding_model = $3, enriched_at = $6::timestamptz, feedback_kind = u.kind
+         FROM unnest($4::uuid[], $5::text[]) WITH ORDINALITY AS u(id, kind, ord)
+         WHERE c.id = u.id AND (c.enriched_at IS NULL OR c.embedding_model IS NULL OR c.embedding_model <> $3)
+         RETURNING c.id`,
+        [
+          flatVectorLiteral(writes.map((w) => w.vector)),
+          dims,
+          embedder.model,
+          writes.map((w) => w.id),
+          writes.map((w) => w.kind),
+          new Date(),
+        ],
+      );
+      result.enriched += updated.rows.length;
+      result.alreadyEnriched += writes.length - updated.rows.length;
     });
   }
   return result;

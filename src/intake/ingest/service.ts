@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { jobIds } from "../../jobs/ids.js";
-import { type DbTx, isUniqueViolation, Prisma } from "../../platform/db.js";
+import { type DbTx, isUniqueViolation, Prisma, poolTransaction } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { copyRows } from "./copy.js";
 import { type ErasedAuthors, erasedAuthors, erasedAuthorsVia } from "./erased-authors.js";
@@ -142,37 +142,24 @@ async function copyBatch(
   plan: BatchPlan,
   run: RunFields,
 ): Promise<Outcome<undefined> | null> {
-  const client = await pool.connect();
-  // A connection lost mid-transaction fails the statement in flight; the client's own error event (which
-  // would otherwise end the process) carries nothing more.
-  const ignore = () => {};
-  client.on("error", ignore);
-  let broken = false;
   try {
     // Each statement gets the row-by-row path's transaction bound, so a batch waiting on a lock does not
     // hold its connection for ever.
-    await client.query(`BEGIN; SET LOCAL statement_timeout = ${TX_OPTIONS.timeout}`);
-    const platforms = plan.sources.map((row) => row.platform);
-    const erased = await erasedAuthorsVia(
-      async (sql, params) => (await client.query(sql, params)).rows,
-      deps.config,
-      entity.workspaceId,
-      platforms,
-    );
-    const { sources, comments } = await copyRows(client, entity, withoutErased(plan, erased), run);
-    await client.query("COMMIT");
-    return { ...outcomeOf(plan, sources, comments), extra: undefined };
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
+    return await poolTransaction(pool, TX_OPTIONS.timeout, async (client) => {
+      const platforms = plan.sources.map((row) => row.platform);
+      const erased = await erasedAuthorsVia(
+        async (sql, params) => (await client.query(sql, params)).rows,
+        deps.config,
+        entity.workspaceId,
+        platforms,
+      );
+      const { sources, comments } = await copyRows(client, entity, withoutErased(plan, erased), run);
+      return { ...outcomeOf(plan, sources, comments), extra: undefined };
     });
+  } catch (err) {
     if (!isUniqueViolation(err) && !isRetryable(err)) throw err;
     deps.logger.warn({ entityId: entity.id, err: (err as Error).message }, "ingest copy met a concurrent batch; written row by row");
     return null;
-  } finally {
-    client.off("error", ignore);
-    // A connection that cannot even roll back is not given back to the pool.
-    client.release(broken);
   }
 }
 

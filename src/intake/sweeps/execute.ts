@@ -7,7 +7,7 @@ import type { Db } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { emptyStatistics, type SweepStatistics } from "./schemas.js";
 
-type ExecuteDeps = JobDeps & Pick<AppDeps, "pubsub">;
+type ExecuteDeps = JobDeps & Pick<AppDeps, "pubsub" | "pool">;
 
 /**
  * The worker side of evidence capture (`sweep.run.v1`): enrich the run's originals page by
@@ -82,7 +82,7 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
       LIMIT ${SWEEP_PAGE}`;
     if (page.length === 0) break;
     const result = await enrichContent(
-      db,
+      deps.pool,
       embedder,
       page.map((r) => r.id),
     );

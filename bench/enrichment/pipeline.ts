@@ -1,0 +1,163 @@
+import { randomBytes } from "node:crypto";
+import { parseArgs } from "node:util";
+import { SignJWT } from "jose";
+import pg from "pg";
+import { onServer, withDatabase } from "../../src/platform/database-admin.js";
+import { cpuMs, postmasterOf, serverCpuMs } from "../lib/proc.js";
+import { exitCode, freePort, procfileCommand, runEntry, runProcess, sampleRss, startRedis, waitFor } from "../load/services.js";
+import { readIssues, readReviews } from "../quality/feedback/data/convert.js";
+
+/**
+ * Enrichment keeping up with ingest, end to end, as production runs it: a fresh database, a Redis of
+ * the bench's own, the release step, the Procfile's web process and `--workers` Procfile worker
+ * processes (compiled build). `--rows` originals are posted to `POST /agent/v1/ingest/content` in
+ * batches of 500 on `--concurrency` connections, as an import would; every batch queues its rows for
+ * enrichment (opinion units, feedback kind, embedding with the default local embedder). The bench
+ * polls how many rows are enriched until all are.
+ *
+ *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--concurrency 4]
+ *
+ * Rows are real feedback: the labelled GitHub issues (title and markdown body as GitHub's API gives
+ * them) and app reviews of bench/quality/feedback/data, taken in turn and repeated with ids of their
+ * own (a repeated text is analysed again like any new row). Prints ingest rows/s, enrichment rows/s
+ * from the first batch to the last row enriched, how long after the last batch the last row was
+ * enriched (target: a 100,000-row import fully enriched within 60 s of its last batch), the CPU per
+ * 1,000 rows of the workers, the web process and the PostgreSQL server, and the workers' peak RSS.
+ */
+const { values: args } = parseArgs({
+  options: {
+    rows: { type: "string", default: "100000" },
+    workers: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "4" },
+    "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
+  },
+});
+const ROWS = Number(args.rows);
+const WORKERS = Number(args.workers);
+const CONCURRENCY = Number(args.concurrency);
+const BATCH = 500;
+const SECRET = "bench-enrichment-secret-0123456789";
+const log = (line = "") => process.stdout.write(`${line}\n`);
+
+const texts = (() => {
+  const issues = readIssues().map((i) => ({ title: i.title, content: i.body.trim() === "" ? i.title : i.body, platform: "github" }));
+  const reviews = readReviews().map((r) => ({ title: "", content: r.text, platform: "web" }));
+  const mixed = [];
+  for (let i = 0; i < Math.max(issues.length, reviews.length); i++) {
+    if (issues[i]) mixed.push(issues[i]!);
+    if (reviews[i]) mixed.push(reviews[i]!);
+  }
+  return mixed;
+})();
+
+function batchBody(entityId: string, from: number) {
+  const sources = [];
+  for (let i = from; i < Math.min(ROWS, from + BATCH); i++) {
+    const t = texts[i % texts.length]!;
+    sources.push({ id: `row-${i}`, title: t.title, content: t.content, platform: t.platform, url: `https://example.com/feedback/${i}` });
+  }
+  return JSON.stringify({ entity_id: entityId, sources });
+}
+
+const stamp = randomBytes(4).toString("hex");
+const dbName = `res_bench_enrich_${stamp}`;
+const serverUrl = args["database-url"] as string;
+const dbUrl = withDatabase(serverUrl, dbName);
+const redis = await startRedis();
+await onServer(serverUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
+const port = await freePort();
+const env: Record<string, string> = {
+  NODE_ENV: "production",
+  HOST: "127.0.0.1",
+  PORT: String(port),
+  DATABASE_URL: dbUrl,
+  REDIS_URL: redis.url,
+  REDIS_PREFIX: "enrich",
+  AUTH_JWT_SECRET: SECRET,
+  LOG_LEVEL: "warn",
+  RATE_LIMIT_PER_MINUTE: "0",
+};
+const procs = [];
+const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
+try {
+  const release = runEntry("release", "scripts/migrate.ts", env);
+  if ((await exitCode(release)) !== 0) throw new Error(`release failed:\n${release.output.join("")}`);
+  const web = runProcess("web", procfileCommand("web"), env);
+  // WORKER_NODE_OPTIONS reaches the workers only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where their CPU goes).
+  const workerEnv = process.env.WORKER_NODE_OPTIONS ? { ...env, NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : env;
+  const workers = Array.from({ length: WORKERS }, (_, i) => runProcess(`worker-${i + 1}`, procfileCommand("worker"), workerEnv));
+  procs.push(web, ...workers);
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject("bench-enrichment")
+    .setExpirationTime("2h")
+    .sign(new TextEncoder().encode(SECRET));
+  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+  const entity = await fetch(`${base}/api/entities`, { method: "POST", headers, body: JSON.stringify({ name: "Bench Co" }) });
+  if (entity.status !== 201) throw new Error(`entity: ${entity.status} ${await entity.text()}`);
+  const entityId = ((await entity.json()) as { id: string }).id;
+  const backend = await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  const postmaster = postmasterOf(backend.rows[0]!.pid);
+  const enriched = async () =>
+    Number((await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM content_store WHERE enriched_at IS NOT NULL")).rows[0]!.n);
+
+  const chars = Array.from({ length: ROWS }, (_, i) => texts[i % texts.length]!).reduce((n, t) => n + t.title.length + t.content.length, 0);
+  log(
+    `${ROWS} rows (${(chars / ROWS).toFixed(0)} characters a row on average, real issues and app reviews), ` +
+      `${WORKERS} worker process(es): ${procfileCommand("worker").slice(1).join(" ")}`,
+  );
+  const rss = sampleRss(workers);
+  const workerPids = workers.map((w) => w.child.pid!);
+  const cpu0 = { workers: cpuMs(workerPids), web: cpuMs([web.child.pid!]), pg: serverCpuMs(postmaster) };
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < ROWS) {
+        const from = next;
+        next += BATCH;
+        const res = await fetch(`${base}/agent/v1/ingest/content`, { method: "POST", headers, body: batchBody(entityId, from) });
+        if (res.status !== 200) throw new Error(`ingest: ${res.status} ${(await res.text()).slice(0, 300)}`);
+        await res.arrayBuffer();
+      }
+    }),
+  );
+  const ingested = performance.now();
+  log(
+    `ingest: ${ROWS} rows in ${((ingested - started) / 1000).toFixed(1)} s = ${((ROWS * 1000) / (ingested - started)).toFixed(0)} rows/s`,
+  );
+  let done = await enriched();
+  log(`  enriched when the last batch was stored: ${done}`);
+  let lastProgress = performance.now();
+  while (done < ROWS) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await enriched();
+    if (now > done) lastProgress = performance.now();
+    done = now;
+    if (performance.now() - lastProgress > 120_000) throw new Error(`enrichment stalled at ${done} of ${ROWS} rows`);
+  }
+  const finished = performance.now();
+  const cpu = {
+    workers: cpuMs(workerPids) - cpu0.workers,
+    web: cpuMs([web.child.pid!]) - cpu0.web,
+    pg: serverCpuMs(postmaster) - cpu0.pg,
+  };
+  rss.stop();
+  const seconds = (finished - started) / 1000;
+  log(`enrichment: ${ROWS} rows enriched ${seconds.toFixed(1)} s after the first batch = ${(ROWS / seconds).toFixed(0)} rows/s`);
+  log(
+    `  the last row enriched ${((finished - ingested) / 1000).toFixed(1)} s after the last batch was stored (target ≤ 60 s at 100,000 rows)`,
+  );
+  const per = (ms: number) => ((ms / ROWS) * 1000).toFixed(0);
+  log(`CPU per 1,000 rows: workers ${per(cpu.workers)} ms, web ${per(cpu.web)} ms, PostgreSQL ${per(cpu.pg)} ms`);
+  log(`worker peak RSS: ${workers.map((w) => `${w.name} ${rss.peak[w.name]?.toFixed(0)} MB`).join(", ")}`);
+  const units = await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM opinion_units");
+  log(`opinion units stored: ${units.rows[0]!.n} (${(Number(units.rows[0]!.n) / ROWS).toFixed(2)} a row)`);
+} finally {
+  await Promise.all(procs.map((p) => p.stop()));
+  await pool.end();
+  await redis.stop();
+  await onServer(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
+}
