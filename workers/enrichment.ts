@@ -1,7 +1,21 @@
 import { createEmbedder } from "../src/insights/embed/provider.js";
+import { type AnalysisPool, createAnalysisPool } from "../src/insights/enrichment/analysis-pool.js";
 import { enrichContent } from "../src/insights/enrichment/service.js";
+import { enrichThreadsOf } from "../src/platform/config.js";
 import type { Processor } from "./runtime.js";
 
-/** `enrichment.content.v1`: embeds stored rows and splits them into opinion units. */
-export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (payload, { deps }) =>
-  enrichContent(deps.pool, createEmbedder(deps.config), payload.contentIds);
+/** The process's analysis threads, started by its first enrichment job (none in a process that runs none). */
+let analysis: AnalysisPool | undefined;
+
+/** `enrichment.content.v1`: embeds stored rows and splits them into opinion units, on the process's analysis threads. */
+export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (payload, { deps }) => {
+  analysis ??= createAnalysisPool(enrichThreadsOf(deps.config));
+  return enrichContent(deps.pool, createEmbedder(deps.config), payload.contentIds, analysis.analyse);
+};
+
+/** Stops the analysis threads (at shutdown, after the workers have drained). */
+export async function closeEnrichmentThreads(): Promise<void> {
+  const pool = analysis;
+  analysis = undefined;
+  await pool?.close();
+}

@@ -4,6 +4,7 @@ import { configOrExit } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
 import { installShutdown } from "../src/platform/shutdown.js";
 import { startRoutineScheduler } from "../src/workflows/routines/scheduler.js";
+import { closeEnrichmentThreads } from "./enrichment.js";
 import { processors } from "./processors.js";
 import { startWorkers } from "./runtime.js";
 
@@ -29,6 +30,7 @@ installShutdown(
     await retention.close();
     await outbox.close();
     await handles.close(reason === "signal" ? { drainMs: config.WORKER_LOCK_DURATION_MS } : { force: true });
+    await closeEnrichmentThreads();
     await closeDeps(deps);
   },
   // The drain's bound, then closing the connections.

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { createLogger } from "./logger.js";
 import { QUEUE_NAMES, type QueueName } from "./queue-names.js";
@@ -52,6 +53,9 @@ export const EnvironmentSchema = z
     BODY_LIMIT: z.string().default("10mb"),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+    // Threads a worker process analyses enrichment chunks on beside its own (enrichThreadsOf): unset, one
+    // fewer than the cores it may use in production and none otherwise; 0 analyses every chunk inline.
+    ENRICH_THREADS: z.coerce.number().int().min(0).max(64).optional(),
     // Per-queue exceptions to WORKER_CONCURRENCY, e.g. "webhooks=32,analysis=2".
     WORKER_QUEUE_CONCURRENCY: z
       .string()
@@ -207,6 +211,16 @@ export function queueConcurrency(value: string): { byQueue: Partial<Record<Queue
     }
   }
   return { byQueue, problems };
+}
+
+/**
+ * The analysis threads of a worker process's enrichment (src/insights/enrichment/analysis-pool.ts):
+ * `ENRICH_THREADS`, else in production one fewer than the cores the process may use (its own thread
+ * analyses too), else none (tests and development analyse inline).
+ */
+export function enrichThreadsOf(config: Pick<Config, "ENRICH_THREADS" | "NODE_ENV">): number {
+  if (config.ENRICH_THREADS !== undefined) return config.ENRICH_THREADS;
+  return config.NODE_ENV === "production" ? Math.max(0, availableParallelism() - 1) : 0;
 }
 
 /** Queues whose own default concurrency differs from WORKER_CONCURRENCY (WORKER_QUEUE_CONCURRENCY still wins). */

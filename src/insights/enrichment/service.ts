@@ -3,8 +3,8 @@ import type pg from "pg";
 import type { OpinionUnit } from "../../generated/prisma/client.js";
 import { poolTransaction } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
-import { feedbackKind } from "./feedback-kind/index.js";
-import { ANALYSER_VERSION, opinionUnits } from "./opinions.js";
+import { type Analyser, analyseInline } from "./analyse.js";
+import { ANALYSER_VERSION } from "./opinions.js";
 
 /**
  * Enrichment of stored originals, run after ingest commits: each row gets an embedding
@@ -83,7 +83,12 @@ const STATEMENT_TIMEOUT_MS = 60_000;
  * Enriches the given stored rows. Reads and writes go through the driver's pool (`AppDeps.pool`):
  * the chunk's vectors and units travel as one text parameter each, which the driver sends as they are.
  */
-export async function enrichContent(pool: pg.Pool, embedder: EmbeddingProvider, contentIds: string[]): Promise<EnrichmentResult> {
+export async function enrichContent(
+  pool: pg.Pool,
+  embedder: EmbeddingProvider,
+  contentIds: string[],
+  analyse: Analyser = analyseInline,
+): Promise<EnrichmentResult> {
   const ids = [...new Set(contentIds)];
   const result: EnrichmentResult = { requested: ids.length, enriched: 0, alreadyEnriched: 0, missing: 0, unitsInserted: 0 };
   for (let i = 0; i < ids.length; i += ENRICH_CHUNK) {
@@ -99,11 +104,12 @@ export async function enrichContent(pool: pg.Pool, embedder: EmbeddingProvider, 
     if (todo.length === 0) continue;
 
     // Work that can fail (a remote embedder) happens before anything is written.
-    const vectors = await embedder.embed(todo.map(embeddingText));
-    const spans = todo.map((row) => opinionUnits(row.content));
-    const kinds = todo.map((row, index) => feedbackKind(row.title, row.content, spans[index]!));
+    const [vectors, analysed] = await Promise.all([
+      embedder.embed(todo.map(embeddingText)),
+      analyse(todo.map((row) => ({ title: row.title, content: row.content }))),
+    ]);
     const units: Unit[] = todo.flatMap((row, index) =>
-      spans[index]!.map((u) => ({
+      analysed[index]!.spans.map((u) => ({
         id: randomUUID(),
         contentId: row.id,
         entityId: row.entityId,
@@ -134,7 +140,7 @@ export async function enrichContent(pool: pg.Pool, embedder: EmbeddingProvider, 
       // One statement for the chunk. Conditional, so a concurrent run of the same ids (a re-delivered
       // job) writes nothing twice; the vectors travel as one flat array, sliced per row by its position.
       const writes = todo.flatMap((row, index) =>
-        present.has(row.id) ? [{ id: row.id, vector: vectors[index] ?? [], kind: kinds[index] ?? null }] : [],
+        present.has(row.id) ? [{ id: row.id, vector: vectors[index] ?? [], kind: analysed[index]?.kind ?? null }] : [],
       );
       result.missing += todo.length - writes.length;
       if (writes.length === 0) return;

@@ -1,0 +1,86 @@
+import { availableParallelism } from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readIssues, readReviews } from "../../bench/quality/feedback/data/convert.js";
+import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { analyseRows, type RowText } from "../../src/insights/enrichment/analyse.js";
+import { type AnalysisPool, createAnalysisPool } from "../../src/insights/enrichment/analysis-pool.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
+import { enrichThreadsOf, loadConfig } from "../../src/platform/config.js";
+import { createTenant, storeSources } from "../analysis/fixtures.js";
+import { createHarness, type Harness } from "../helpers/harness.js";
+
+/**
+ * Enrichment's analysis threads: a chunk analysed on a thread is the same as one analysed inline, a
+ * chunk that finds every thread busy is analysed by the caller's thread, and rows enriched through the
+ * threads store the units and kinds the inline analysis gives.
+ */
+const issues = readIssues().slice(0, 60);
+const reviews = readReviews().slice(0, 60);
+const texts: RowText[] = issues.flatMap((issue, i) => [
+  { title: issue.title, content: issue.body.trim() === "" ? issue.title : issue.body },
+  { title: "", content: reviews[i]!.text },
+]);
+const chunks = Array.from({ length: 6 }, (_, i) => texts.slice(i * 20, i * 20 + 20));
+
+let h: Harness;
+let threads: AnalysisPool;
+beforeAll(async () => {
+  h = await createHarness();
+  threads = createAnalysisPool(1);
+}, 60_000);
+afterAll(async () => {
+  await threads?.close();
+  await h?.close();
+});
+
+describe("analysis threads", () => {
+  it("give the inline analysis of every chunk, on the thread while it is free and inline while it is busy", async () => {
+    const results = await Promise.all(chunks.map((chunk) => threads.analyse(chunk)));
+    expect(results).toEqual(chunks.map((chunk) => analyseRows(chunk)));
+    const counts = threads.counts();
+    expect(counts.threaded + counts.inline).toBe(chunks.length);
+    // Six chunks at once on one thread: the first goes to the thread, the caller takes the others while it is busy.
+    expect(counts.threaded).toBeGreaterThanOrEqual(1);
+    expect(counts.inline).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
+  it("analyse everything inline with no thread", async () => {
+    const none = createAnalysisPool(0);
+    expect(await none.analyse(chunks[0]!)).toEqual(analyseRows(chunks[0]!));
+    expect(none.counts()).toEqual({ threaded: 0, inline: 1 });
+    await none.close();
+  });
+
+  it("store the units and kinds of the inline analysis when rows are enriched through them", async () => {
+    const tenant = await createTenant(h);
+    const rows = texts.slice(0, 40);
+    const ids = await storeSources(
+      h,
+      tenant,
+      rows.map((row, i) => ({ platform: "github", title: row.title, content: row.content, id: `pool-${i}` })),
+    );
+    const result = await enrichContent(h.deps.pool, createEmbedder(h.config), ids, threads.analyse);
+    expect(result.enriched).toBe(rows.length);
+    const expected = analyseRows(rows);
+    const stored = await h.deps.db.content.findMany({ where: { id: { in: ids } }, select: { id: true, feedbackKind: true } });
+    const kindOf = new Map(stored.map((r) => [r.id, r.feedbackKind]));
+    const units = await h.deps.db.opinionUnit.findMany({ where: { contentId: { in: ids } }, orderBy: { startOffset: "asc" } });
+    for (const [i, id] of ids.entries()) {
+      expect(kindOf.get(id)).toBe(expected[i]!.kind);
+      const mine = units.filter((u) => u.contentId === id);
+      expect(mine.map((u) => [u.startOffset, u.endOffset, u.text, u.aspect, u.kind])).toEqual(
+        expected[i]!.spans.map((s) => [s.start, s.end, s.text, s.aspect, s.kind]),
+      );
+    }
+  }, 60_000);
+});
+
+describe("ENRICH_THREADS", () => {
+  const base = { DATABASE_URL: "postgresql://x@127.0.0.1/x", AUTH_JWT_SECRET: "a-secret-of-sixteen-chars" };
+  it("defaults to one fewer than the cores in production, none elsewhere, and takes an explicit count", () => {
+    expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "production" }))).toBe(Math.max(0, availableParallelism() - 1));
+    expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "test" }))).toBe(0);
+    expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "production", ENRICH_THREADS: "3" }))).toBe(3);
+    expect(() => loadConfig({ ...base, ENRICH_THREADS: "-1" })).toThrow(/ENRICH_THREADS/);
+  });
+});
