@@ -65,7 +65,21 @@ interface Piece extends Region {
   block: number;
 }
 
+/**
+ * The last text analysed and its pieces: enrichment reads a row's structure twice in a row (its
+ * opinion units, then its feedback kind's features), so the second read reuses the first. Pieces are
+ * never modified by their readers.
+ */
+let last: { text: string; format: Format; pieces: Piece[] } | undefined;
+
 function analyse(text: string, format: Format): Piece[] {
+  if (last && last.format === format && last.text === text) return last.pieces;
+  const pieces = parse(text, format);
+  last = { text, format, pieces };
+  return pieces;
+}
+
+function parse(text: string, format: Format): Piece[] {
   const markdown = format === "markdown" && !TOO_DEEP.test(text);
   let canvas = new Canvas(text, markdown);
   try {
