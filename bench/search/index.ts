@@ -16,7 +16,7 @@
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { storedProvider } from "../../src/insights/search/providers/stored.js";
-import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
+import { dropDatabase, ensureDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { startBenchApp } from "../lib/app.js";
@@ -33,7 +33,8 @@ const SECRET = "bench-search-secret-0123456789abcdef";
 const SUB = "bench-search-user";
 
 const serverUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const DB_URL = withDatabase(serverUrl, TOTAL === 1_000_000 ? "res_bench_search" : `res_bench_search_${TOTAL}`);
+const DB_NAME = TOTAL === 1_000_000 ? "res_bench_search" : `res_bench_search_${TOTAL}`;
+const DB_URL = withDatabase(serverUrl, DB_NAME);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function summary(samples: number[]) {
@@ -70,15 +71,9 @@ function vocabulary(): string[] {
   return list;
 }
 
-/** Seeds TOTAL rows unless they are there: one tenant in ten rows is the other tenant's, interleaved. */
+/** Seeds TOTAL rows into a freshly migrated database: one row in ten is the other tenant's, interleaved. */
 async function seed(pool: pg.Pool, vocab: string[]): Promise<void> {
-  const { rows } = await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM content_store");
-  if (!RESEED && rows[0]?.n === String(TOTAL)) {
-    log(`corpus: reusing ${TOTAL} rows already seeded`);
-    return;
-  }
   const started = performance.now();
-  await pool.query("TRUNCATE content_store, entities, workspace_members, workspaces, users CASCADE");
   const tenants: { workspace: string; entities: string[] }[] = [];
   for (const sub of [SUB, "bench-search-other"]) {
     const user = await pool.query<{ id: string }>("INSERT INTO users (id, sub) VALUES (gen_random_uuid(), $1) RETURNING id", [sub]);
@@ -175,12 +170,29 @@ interface QueryCase {
   body: { query: string; platforms?: string[]; date_from?: string; limit?: number };
 }
 
+/** Rows stored now, or null when the database does not exist. */
+async function storedRows(): Promise<number | null> {
+  const exists = await onServer(serverUrl, (c) => c.query("SELECT 1 FROM pg_database WHERE datname = $1", [DB_NAME]));
+  if (exists.rowCount === 0) return null;
+  const client = new pg.Client({ connectionString: DB_URL });
+  await client.connect();
+  try {
+    return Number((await client.query<{ n: string }>("SELECT count(*)::text AS n FROM content_store")).rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
 async function main() {
+  const vocab = vocabulary();
+  const seeded = !RESEED && (await storedRows()) === TOTAL;
+  // A new corpus starts from a freshly migrated database, so the indexes rebuilt after the load are the schema's.
+  if (!seeded) await dropDatabase(serverUrl, DB_NAME);
   await ensureDatabase(DB_URL);
   await migrate(DB_URL, MIGRATIONS_DIR);
-  const vocab = vocabulary();
-  const pool = new pg.Pool({ connectionString: DB_URL, max: 2 });
-  await seed(pool, vocab);
+  const pool = new pg.Pool({ connectionString: DB_URL, max: Math.max(2, SEED_STREAMS) });
+  if (seeded) log(`corpus: reusing ${TOTAL} rows already seeded`);
+  else await seed(pool, vocab);
   await diskPerRow(pool);
   const matches = async (q: string) =>
     Number(
