@@ -14,12 +14,38 @@ import type { ProviderRequest, SearchHit, SearchProvider } from "./types.js";
  * Ranking reads every match's row, which is what makes a broad query slow. So a query the
  * planner expects to match more than `rankAllUpTo` rows is ranked over its most recently
  * stored matches: a `created_at` floor taken from the column's statistics keeps about
- * `rankAllUpTo` of them (the GIN and the created_at index are combined before any row is
- * read). When that window holds fewer than `limit` matches, the query runs without it.
- * Whatever the path, at most MAX_RANKED_MATCHES rows are ranked.
+ * `rankAllUpTo` of them. When that window holds fewer than `limit` matches, the query runs
+ * without it. Whatever the path, at most MAX_RANKED_MATCHES rows are ranked.
+ *
+ * The window is found one of two ways (`windowScan`). Usually the GIN's matches are combined with
+ * the created_at index before any row is read ("index"). But the GIN gives every match of a word,
+ * however old, and for a word in a large share of the rows decoding them costs more than the rest
+ * of the search (a word in 27% of 10 M rows: 2.7 M entries, 0.37 s); then the window's rows are
+ * read through the created_at index alone and tested one by one ("recent": 37,000 rows, 0.04 s).
+ * Which is cheaper follows from the planner's estimate and the table's size (WINDOW_ROW_COST).
  */
 export const RANK_ALL_UP_TO = 10_000;
 export const MAX_RANKED_MATCHES = 50_000;
+/**
+ * What reading one row of the window through the created_at index and testing it costs, and what
+ * reading the page of one match found by the GIN costs, in GIN entries decoded (measured at 10 M
+ * rows: about 0.17 µs an entry, 1.5 µs a window row, 5 µs a match's page; docs/benchmarks.md).
+ */
+const WINDOW_ROW_COST = 9;
+const MATCH_PAGE_COST = 30;
+
+export type WindowScan = "index" | "recent";
+
+/**
+ * How to find the recent window of a broad query expected to match `estimate` of `total` rows: through
+ * the GIN and the created_at index ("index": every match's entry decoded, then about `window` pages),
+ * or through the created_at index alone ("recent": every row of the window read and tested).
+ */
+export function windowScan(estimate: number, total: number, window: number): WindowScan {
+  const viaGin = estimate + MATCH_PAGE_COST * window;
+  const viaRecent = (WINDOW_ROW_COST * window * total) / Math.max(estimate, 1);
+  return viaRecent < viaGin ? "recent" : "index";
+}
 const HEADLINE_OPTIONS = 'StartSel="", StopSel="", MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "';
 /** Characters of a row that `ts_headline` reads for the snippet. */
 const HEADLINE_CHARS = 20_000;
@@ -41,41 +67,53 @@ async function estimateMatches(db: Db, query: string): Promise<number> {
   return Number(rows[0]?.["QUERY PLAN"]?.[0]?.Plan?.["Plan Rows"] ?? 0);
 }
 
-/** The `created_at` above which about `fraction` of all rows lie, from the column's histogram. */
-async function recentFloor(db: Db, fraction: number): Promise<Date | undefined> {
-  const rows = await db.$queryRaw<{ bounds: Date[] | null }[]>`
-    SELECT histogram_bounds::text::timestamptz[] AS bounds FROM pg_stats
-    WHERE schemaname = current_schema() AND tablename = 'content_store' AND attname = 'created_at'`;
+/**
+ * The `created_at` above which about `fraction` of all rows lie, from the column's histogram, with
+ * the planner's count of the table's rows.
+ */
+async function recentFloor(db: Db, fraction: number): Promise<{ since: Date; total: number } | undefined> {
+  const rows = await db.$queryRaw<{ bounds: Date[] | null; total: number }[]>`
+    SELECT s.histogram_bounds::text::timestamptz[] AS bounds, greatest(c.reltuples, 0)::float8 AS total
+    FROM pg_stats s, pg_class c
+    WHERE s.schemaname = current_schema() AND s.tablename = 'content_store' AND s.attname = 'created_at'
+      AND c.oid = 'content_store'::regclass`;
   const bounds = rows[0]?.bounds;
   if (!bounds || bounds.length < 2) return undefined;
   const index = Math.floor((1 - fraction) * (bounds.length - 1));
-  return index <= 0 ? undefined : bounds[index];
+  return index <= 0 ? undefined : { since: bounds[index]!, total: rows[0]!.total };
 }
 
-export function storedProvider(primary: Db, options: { rankAllUpTo?: number } = {}): SearchProvider {
+export function storedProvider(primary: Db, options: { rankAllUpTo?: number; scan?: WindowScan } = {}): SearchProvider {
   const rankAllUpTo = options.rankAllUpTo ?? RANK_ALL_UP_TO;
 
-  const run = async (db: Db, request: ProviderRequest, workspaces: string[], storedSince: Date | undefined) => {
+  const run = async (db: Db, request: ProviderRequest, workspaces: string[], window?: { since: Date; scan: WindowScan }) => {
     const platformFilter = request.platforms ? Prisma.sql`AND c.platform = ANY(${request.platforms}::text[])` : Prisma.empty;
     const dateFilter = request.dateFrom
       ? Prisma.sql`AND coalesce(c.published_at, c.created_at) >= ${request.dateFrom}::timestamptz`
       : Prisma.empty;
-    const windowFilter = storedSince ? Prisma.sql`AND c.created_at >= ${storedSince}::timestamptz` : Prisma.empty;
+    const windowFilter = window ? Prisma.sql`AND c.created_at >= ${window.since}::timestamptz` : Prisma.empty;
     // The tsquery is written inline (not in a CTE) so the planner sees it and can combine
     // the GIN index with the created_at index for the recency window.
     const tsquery = Prisma.sql`websearch_to_tsquery('english', ${request.query}::text)`;
-    return db.$queryRaw<Row[]>`
-      WITH matches AS (
-        SELECT c.id, c.search_vector
-        FROM content_store c
-        WHERE c.search_vector @@ ${tsquery}
-          AND c.workspace_id = ANY(${workspaces}::uuid[])
+    const scope = Prisma.sql`c.workspace_id = ANY(${workspaces}::uuid[])
           AND c.platform <> ALL(${[...PRIVATE_PLATFORMS]}::text[])
           ${platformFilter}
           ${dateFilter}
-          ${windowFilter}
-        LIMIT ${MAX_RANKED_MATCHES}
-      ),
+          ${windowFilter}`;
+    // "recent": the window's rows through the created_at index, each tested; OFFSET 0 keeps the match
+    // outside the subquery, so the planner cannot answer it from the GIN.
+    const matches =
+      window?.scan === "recent"
+        ? Prisma.sql`SELECT r.id, r.search_vector
+          FROM (SELECT c.id, c.search_vector FROM content_store c WHERE ${scope} OFFSET 0) r
+          WHERE r.search_vector @@ ${tsquery}
+          LIMIT ${MAX_RANKED_MATCHES}`
+        : Prisma.sql`SELECT c.id, c.search_vector
+          FROM content_store c
+          WHERE c.search_vector @@ ${tsquery} AND ${scope}
+          LIMIT ${MAX_RANKED_MATCHES}`;
+    return db.$queryRaw<Row[]>`
+      WITH matches AS (${matches}),
       ranked AS (
         SELECT m.id, ts_rank_cd(m.search_vector, ${tsquery}, 32) AS score
         FROM matches m
@@ -98,9 +136,10 @@ export function storedProvider(primary: Db, options: { rankAllUpTo?: number } = 
       let rows: Row[] | undefined;
       const estimate = await estimateMatches(db, request.query);
       if (estimate > rankAllUpTo) {
-        const since = await recentFloor(db, rankAllUpTo / estimate);
-        if (since) {
-          rows = await run(db, request, workspaces, since);
+        const floor = await recentFloor(db, rankAllUpTo / estimate);
+        if (floor) {
+          const scan = options.scan ?? windowScan(estimate, floor.total, rankAllUpTo);
+          rows = await run(db, request, workspaces, { since: floor.since, scan });
           if (rows.length < request.limit) rows = undefined;
         }
       }
