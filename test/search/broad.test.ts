@@ -73,11 +73,13 @@ describe.each<WindowScan>(["index", "recent"])("stored search provider, broad qu
 
 describe("windowScan", () => {
   it("reads the window through the created_at index alone for a word in a large share of a large table", () => {
-    // Measured at 10 M rows: a word in 27% of them, and one in 3.7%.
-    expect(windowScan(2_680_538, 10_000_000, 10_000)).toBe("recent");
-    expect(windowScan(366_841, 10_000_000, 10_000)).toBe("index");
+    // Measured at 10 M rows: a word in 27% of them (a window of 37,000 rows holds 10,000 of its matches),
+    // one in 3.7% (272,000 rows), one in 0.46% (the window's bound, 500,000 rows).
+    expect(windowScan(2_680_538, 10_000_000, 37_300)).toBe("recent");
+    expect(windowScan(366_841, 10_000_000, 272_600)).toBe("index");
+    expect(windowScan(45_928, 10_000_000, 500_000)).toBe("index");
     // At 1 M rows: the word in 27% of them, and one in 1.2%.
-    expect(windowScan(268_634, 1_000_000, 10_000)).toBe("recent");
-    expect(windowScan(12_000, 1_000_000, 10_000)).toBe("index");
+    expect(windowScan(268_634, 1_000_000, 37_200)).toBe("recent");
+    expect(windowScan(12_000, 1_000_000, 500_000)).toBe("index");
   });
 });

@@ -14,8 +14,11 @@ import type { ProviderRequest, SearchHit, SearchProvider } from "./types.js";
  * Ranking reads every match's row, which is what makes a broad query slow. So a query the
  * planner expects to match more than `rankAllUpTo` rows is ranked over its most recently
  * stored matches: a `created_at` floor taken from the column's statistics keeps about
- * `rankAllUpTo` of them. When that window holds fewer than `limit` matches, the query runs
- * without it. Whatever the path, at most MAX_RANKED_MATCHES rows are ranked.
+ * `rankAllUpTo` of them, in a window of at most MAX_WINDOW_ROWS stored rows (so a word in 0.5%
+ * of 10 M rows is ranked among the matches of the newest 500,000 rows, about 2,300, not among
+ * the newest 10,000 matches: finding those would mean combining 2 M index entries). When that
+ * window holds fewer than `limit` matches, the query runs without it. Whatever the path, at most
+ * MAX_RANKED_MATCHES rows are ranked.
  *
  * The window is found one of two ways (`windowScan`). Usually the GIN's matches are combined with
  * the created_at index before any row is read ("index"). But the GIN gives every match of a word,
@@ -26,24 +29,29 @@ import type { ProviderRequest, SearchHit, SearchProvider } from "./types.js";
  */
 export const RANK_ALL_UP_TO = 10_000;
 export const MAX_RANKED_MATCHES = 50_000;
+/** The recent window of a broad query spans at most this many stored rows. */
+export const MAX_WINDOW_ROWS = 500_000;
 /**
- * What reading one row of the window through the created_at index and testing it costs, and what
- * reading the page of one match found by the GIN costs, in GIN entries decoded (measured at 10 M
- * rows: about 0.17 µs an entry, 1.5 µs a window row, 5 µs a match's page; docs/benchmarks.md).
+ * Costs in GIN entries decoded (measured at 10 M rows: about 0.17 µs an entry; docs/benchmarks.md):
+ * a window row read through the created_at index and tested (1.5 µs), a window row's entry in the
+ * created_at index's bitmap (0.085 µs), the page of a match in the window (5 µs).
  */
 const WINDOW_ROW_COST = 9;
+const WINDOW_ENTRY_COST = 0.5;
 const MATCH_PAGE_COST = 30;
 
 export type WindowScan = "index" | "recent";
 
 /**
- * How to find the recent window of a broad query expected to match `estimate` of `total` rows: through
- * the GIN and the created_at index ("index": every match's entry decoded, then about `window` pages),
- * or through the created_at index alone ("recent": every row of the window read and tested).
+ * How to find the recent window (`windowRows` of the table's `total`) of a broad query expected to match
+ * `estimate` rows: through the GIN and the created_at index ("index": every match's entry decoded, the
+ * window's entries of the created_at index, then the pages of the matches in the window), or through the
+ * created_at index alone ("recent": every row of the window read and tested).
  */
-export function windowScan(estimate: number, total: number, window: number): WindowScan {
-  const viaGin = estimate + MATCH_PAGE_COST * window;
-  const viaRecent = (WINDOW_ROW_COST * window * total) / Math.max(estimate, 1);
+export function windowScan(estimate: number, total: number, windowRows: number): WindowScan {
+  const matchesInWindow = (windowRows * estimate) / Math.max(total, 1);
+  const viaGin = estimate + WINDOW_ENTRY_COST * windowRows + MATCH_PAGE_COST * matchesInWindow;
+  const viaRecent = WINDOW_ROW_COST * windowRows;
   return viaRecent < viaGin ? "recent" : "index";
 }
 const HEADLINE_OPTIONS = 'StartSel="", StopSel="", MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "';
@@ -68,10 +76,15 @@ async function estimateMatches(db: Db, query: string): Promise<number> {
 }
 
 /**
- * The `created_at` above which about `fraction` of all rows lie, from the column's histogram, with
- * the planner's count of the table's rows.
+ * The recent window of a query expected to match `estimate` rows: the `created_at` above which lie
+ * about `rankAllUpTo` of its matches, or MAX_WINDOW_ROWS rows if fewer, from the column's histogram
+ * and the planner's count of the table's rows.
  */
-async function recentFloor(db: Db, fraction: number): Promise<{ since: Date; total: number } | undefined> {
+async function recentWindow(
+  db: Db,
+  estimate: number,
+  rankAllUpTo: number,
+): Promise<{ since: Date; rows: number; total: number } | undefined> {
   const rows = await db.$queryRaw<{ bounds: Date[] | null; total: number }[]>`
     SELECT s.histogram_bounds::text::timestamptz[] AS bounds, greatest(c.reltuples, 0)::float8 AS total
     FROM pg_stats s, pg_class c
@@ -79,8 +92,10 @@ async function recentFloor(db: Db, fraction: number): Promise<{ since: Date; tot
       AND c.oid = 'content_store'::regclass`;
   const bounds = rows[0]?.bounds;
   if (!bounds || bounds.length < 2) return undefined;
+  const total = rows[0]!.total;
+  const fraction = Math.min(rankAllUpTo / estimate, total > 0 ? MAX_WINDOW_ROWS / total : 1);
   const index = Math.floor((1 - fraction) * (bounds.length - 1));
-  return index <= 0 ? undefined : { since: bounds[index]!, total: rows[0]!.total };
+  return index <= 0 ? undefined : { since: bounds[index]!, rows: fraction * total, total };
 }
 
 export function storedProvider(primary: Db, options: { rankAllUpTo?: number; scan?: WindowScan } = {}): SearchProvider {
@@ -136,10 +151,10 @@ export function storedProvider(primary: Db, options: { rankAllUpTo?: number; sca
       let rows: Row[] | undefined;
       const estimate = await estimateMatches(db, request.query);
       if (estimate > rankAllUpTo) {
-        const floor = await recentFloor(db, rankAllUpTo / estimate);
-        if (floor) {
-          const scan = options.scan ?? windowScan(estimate, floor.total, rankAllUpTo);
-          rows = await run(db, request, workspaces, { since: floor.since, scan });
+        const window = await recentWindow(db, estimate, rankAllUpTo);
+        if (window) {
+          const scan = options.scan ?? windowScan(estimate, window.total, window.rows);
+          rows = await run(db, request, workspaces, { since: window.since, scan });
           if (rows.length < request.limit) rows = undefined;
         }
       }
