@@ -135,8 +135,6 @@ export async function enrichContent(
         [todo.map((r) => r.id)],
       );
       const present = new Set(locked.rows.map((r) => r.id));
-      const kept = units.filter((u) => present.has(u.contentId));
-      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept);
       // One statement for the chunk. Conditional, so a concurrent run of the same ids (a re-delivered
       // job) writes nothing twice; the vectors travel as one flat array, sliced per row by its position.
       const writes = todo.flatMap((row, index) =>
@@ -164,6 +162,10 @@ export async function enrichContent(
       );
       result.enriched += updated.rows.length;
       result.alreadyEnriched += writes.length - updated.rows.length;
+      // The units last: their rollup trigger serialises the writers of one entity until commit
+      // (migration 20261122182000), so the update above is not part of that wait.
+      const kept = units.filter((u) => present.has(u.contentId));
+      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept);
     });
   }
   return result;
