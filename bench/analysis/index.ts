@@ -18,7 +18,6 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createParser } from "eventsource-parser";
-import { SignJWT } from "jose";
 import pg from "pg";
 import { createEmbedder } from "../../src/insights/embed/provider.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
@@ -26,6 +25,7 @@ import { loadConfig } from "../../src/platform/config.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps, createDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
+import { bearer } from "../lib/bearer.js";
 import { exitCode, freePort, procfileCommand, root, runEntry, runProcess, sampleRss, startRedis, waitFor } from "../load/services.js";
 import { feedbackPost, seeded } from "./corpus.js";
 
@@ -228,12 +228,7 @@ async function main() {
     const worker = runProcess("worker", procfileCommand("worker"), env);
     procs.push(web, worker);
     await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
-    const token = await new SignJWT({})
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject(SUB)
-      .setIssuedAt()
-      .setExpirationTime("2h")
-      .sign(new TextEncoder().encode(SECRET));
+    const token = await bearer(SECRET, SUB);
     // One warm-up analysis (module loading, first connections), not counted.
     await analyse(base, token, entities.get(SIZES[0]!)!, "What do people say?");
 

@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
-import { SignJWT } from "jose";
 import pg from "pg";
 import { onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { queuePrefix } from "../../src/platform/queues.js";
+import { bearer } from "../lib/bearer.js";
 import { cpuMs, postmasterOf, serverCpuMs } from "../lib/proc.js";
 import { exitCode, freePort, procfileCommand, runEntry, runProcess, sampleRss, startRedis, waitFor } from "../load/services.js";
 import { readIssues, readReviews } from "../quality/feedback/data/convert.js";
@@ -98,11 +98,7 @@ try {
   procs.push(web, ...workers);
   const base = `http://127.0.0.1:${port}`;
   await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject("bench-enrichment")
-    .setExpirationTime("2h")
-    .sign(new TextEncoder().encode(SECRET));
+  const token = await bearer(SECRET, "bench-enrichment");
   const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
   const entity = await fetch(`${base}/api/entities`, { method: "POST", headers, body: JSON.stringify({ name: "Bench Co" }) });
   if (entity.status !== 201) throw new Error(`entity: ${entity.status} ${await entity.text()}`);

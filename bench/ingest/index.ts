@@ -4,7 +4,6 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { SignJWT } from "jose";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { pino } from "pino";
@@ -14,6 +13,7 @@ import { dropDatabase, onServer, withDatabase } from "../../src/platform/databas
 import { closeDeps, createDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { deleteKeys, whenReady } from "../../src/platform/redis.js";
+import { bearer } from "../lib/bearer.js";
 import { postmasterOf, serverCpuMs } from "../lib/proc.js";
 import { COPY_SQL, copyLines, makeBatch } from "./corpus.js";
 
@@ -88,11 +88,7 @@ await once(server, "listening");
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const copyPool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });
 
-const token = await new SignJWT({})
-  .setProtectedHeader({ alg: "HS256" })
-  .setSubject("bench-user")
-  .setExpirationTime("2h")
-  .sign(new TextEncoder().encode(SECRET));
+const token = await bearer(SECRET, "bench-user");
 const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
 
 async function createEntity(name: string) {

@@ -6,11 +6,11 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Queue, Worker } from "bullmq";
-import { SignJWT } from "jose";
 import pg from "pg";
 import { dropDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { createRedis, deleteKeys } from "../../src/platform/redis.js";
+import { bearer } from "../lib/bearer.js";
 import { cpuMs } from "../lib/proc.js";
 
 /**
@@ -139,9 +139,7 @@ for (let i = 0; i < users; i++) {
     rows: [user],
   } = await db.query<{ id: string }>("INSERT INTO users (id, sub) VALUES (gen_random_uuid(), $1) RETURNING id", [sub]);
   await db.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'editor')", [workspace?.id, user?.id]);
-  tokens.push(
-    `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("2h").sign(new TextEncoder().encode(SECRET))}`,
-  );
+  tokens.push(`Bearer ${await bearer(SECRET, sub)}`);
 }
 const count = async (where: string) =>
   Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM collection_jobs ${where}`)).rows[0]?.n ?? 0);

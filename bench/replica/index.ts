@@ -16,7 +16,6 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { SignJWT } from "jose";
 import pg from "pg";
 import { createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/platform/config.js";
@@ -25,6 +24,7 @@ import { type AppDeps, closeDeps, createDeps } from "../../src/platform/deps.js"
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
 import { deleteKeys, whenReady } from "../../src/platform/redis.js";
 import { startPgPair } from "../../test/support/pg-replica.js";
+import { bearer } from "../lib/bearer.js";
 
 const args = process.argv.slice(2);
 const SAMPLES = Number(args[args.indexOf("--samples") + 1] ?? 0) || 200;
@@ -60,8 +60,7 @@ async function startWeb(databaseUrl: string, replicaUrl: string | undefined, win
   return { deps, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-const token = (sub: string) =>
-  new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(sub).setExpirationTime("1h").sign(new TextEncoder().encode(SECRET));
+const token = (sub: string) => bearer(SECRET, sub, "1h");
 
 /** Requests to each target in turn (so load on the shared machine hits all alike), after ten warm-up rounds. */
 async function timedRounds(targets: { url: string; bearer: string }[], n: number): Promise<number[][]> {
