@@ -10,7 +10,7 @@ let analysis: AnalysisPool | undefined;
 /** `enrichment.content.v1`: embeds stored rows and splits them into opinion units, on the process's analysis threads. */
 export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (payload, { deps }) => {
   analysis ??= createAnalysisPool(enrichThreadsOf(deps.config));
-  return enrichContent(deps.pool, createEmbedder(deps.config), payload.contentIds, analysis.analyse);
+  return enrichContent(deps.pool, createEmbedder(deps.config), payload.contentIds, analysis.analyse, deps.config.ENRICH_CHUNK_ROWS);
 };
 
 /** Stops the analysis threads (at shutdown, after the workers have drained). */

@@ -56,6 +56,8 @@ export const EnvironmentSchema = z
     // Threads a worker process analyses enrichment chunks on beside its own (enrichThreadsOf): unset, one
     // fewer than the cores it may use in production and none otherwise; 0 analyses every chunk inline.
     ENRICH_THREADS: z.coerce.number().int().min(0).max(64).optional(),
+    // Rows an enrichment job reads, analyses and writes at a time: more is cheaper for PostgreSQL per row, costs the worker more memory.
+    ENRICH_CHUNK_ROWS: z.coerce.number().int().min(1).max(1000).default(200),
     // Per-queue exceptions to WORKER_CONCURRENCY, e.g. "webhooks=32,analysis=2".
     WORKER_QUEUE_CONCURRENCY: z
       .string()

@@ -59,7 +59,8 @@ describe("analysis threads", () => {
       tenant,
       rows.map((row, i) => ({ platform: "github", title: row.title, content: row.content, id: `pool-${i}` })),
     );
-    const result = await enrichContent(h.deps.pool, createEmbedder(h.config), ids, threads.analyse);
+    // Chunks of 7 rows: six chunks and a short one, each its own transaction.
+    const result = await enrichContent(h.deps.pool, createEmbedder(h.config), ids, threads.analyse, 7);
     expect(result.enriched).toBe(rows.length);
     const expected = analyseRows(rows);
     const stored = await h.deps.db.content.findMany({ where: { id: { in: ids } }, select: { id: true, feedbackKind: true } });
@@ -75,12 +76,19 @@ describe("analysis threads", () => {
   }, 60_000);
 });
 
-describe("ENRICH_THREADS", () => {
+describe("ENRICH_THREADS and ENRICH_CHUNK_ROWS", () => {
   const base = { DATABASE_URL: "postgresql://x@127.0.0.1/x", AUTH_JWT_SECRET: "a-secret-of-sixteen-chars" };
   it("defaults to one fewer than the cores in production, none elsewhere, and takes an explicit count", () => {
     expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "production" }))).toBe(Math.max(0, availableParallelism() - 1));
     expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "test" }))).toBe(0);
     expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "production", ENRICH_THREADS: "3" }))).toBe(3);
     expect(() => loadConfig({ ...base, ENRICH_THREADS: "-1" })).toThrow(/ENRICH_THREADS/);
+  });
+
+  it("read 200 rows a chunk unless told 1 to 1,000", () => {
+    expect(loadConfig(base).ENRICH_CHUNK_ROWS).toBe(200);
+    expect(loadConfig({ ...base, ENRICH_CHUNK_ROWS: "500" }).ENRICH_CHUNK_ROWS).toBe(500);
+    expect(() => loadConfig({ ...base, ENRICH_CHUNK_ROWS: "0" })).toThrow(/ENRICH_CHUNK_ROWS/);
+    expect(() => loadConfig({ ...base, ENRICH_CHUNK_ROWS: "1001" })).toThrow(/ENRICH_CHUNK_ROWS/);
   });
 });
