@@ -16,15 +16,16 @@ const script = (name: string, body: string) => {
   return file;
 };
 // Counts its starts in a file; crashes (exit 1) on the first `crashes` starts, then stays up
-// until SIGTERM, on which it exits 0 as web and worker do.
+// until SIGTERM, on which it exits 0 as web and worker do. The handler is in place before the start
+// is counted, so a SIGTERM sent as soon as the test sees the count is always answered with 0.
 const flaky = script(
   "flaky.mjs",
   `import { existsSync, readFileSync, writeFileSync } from "node:fs";
+process.on("SIGTERM", () => process.exit(0));
 const [counter, crashes] = [process.argv[2], Number(process.argv[3])];
 const starts = (existsSync(counter) ? Number(readFileSync(counter, "utf8")) : 0) + 1;
 writeFileSync(counter, String(starts));
 if (starts <= crashes) process.exit(1);
-process.on("SIGTERM", () => process.exit(0));
 setInterval(() => undefined, 1000);
 `,
 );
