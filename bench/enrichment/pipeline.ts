@@ -8,7 +8,7 @@ import { queuePrefix } from "../../src/platform/queues.js";
 import { bearer } from "../lib/bearer.js";
 import { cpuMs, postmasterOf, serverCpuMs } from "../lib/proc.js";
 import { exitCode, freePort, procfileCommand, runEntry, runProcess, sampleRss, startRedis, waitFor } from "../load/services.js";
-import { readIssues, readReviews } from "../quality/feedback/data/convert.js";
+import { feedbackTexts } from "../quality/feedback/data/convert.js";
 
 /**
  * Enrichment keeping up with ingest, end to end, as production runs it: a fresh database, a Redis of
@@ -44,16 +44,7 @@ const BATCH = 500;
 const SECRET = "bench-enrichment-secret-0123456789";
 const log = (line = "") => process.stdout.write(`${line}\n`);
 
-const texts = (() => {
-  const issues = readIssues().map((i) => ({ title: i.title, content: i.body.trim() === "" ? i.title : i.body, platform: "github" }));
-  const reviews = readReviews().map((r) => ({ title: "", content: r.text, platform: "web" }));
-  const mixed = [];
-  for (let i = 0; i < Math.max(issues.length, reviews.length); i++) {
-    if (issues[i]) mixed.push(issues[i]!);
-    if (reviews[i]) mixed.push(reviews[i]!);
-  }
-  return mixed;
-})();
+const texts = feedbackTexts();
 
 function batchBody(entityId: string, from: number) {
   const sources = [];

@@ -20,7 +20,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { readIssues, readReviews } from "./data/convert.js";
+import { feedbackTexts } from "./data/convert.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -47,16 +47,7 @@ function worktree(ref: string): Tree {
 }
 
 /** The corpus: issues (title, markdown body) and reviews, interleaved, `count` rows. */
-function corpus(count: number) {
-  const issues = readIssues().map((i) => ({ title: i.title, content: i.body.trim() === "" ? i.title : i.body, platform: "github" }));
-  const reviews = readReviews().map((r) => ({ title: "", content: r.text, platform: "web" }));
-  const rows: { title: string; content: string; platform: string }[] = [];
-  for (let i = 0; rows.length < count && (i < issues.length || i < reviews.length); i++) {
-    if (i < issues.length) rows.push(issues[i]!);
-    if (i < reviews.length && rows.length < count) rows.push(reviews[i]!);
-  }
-  return rows;
-}
+const corpus = (count: number) => feedbackTexts().slice(0, count);
 
 async function measure(tree: Tree, rows: ReturnType<typeof corpus>, serverUrl: string, repeat: number) {
   const { migrate, MIGRATIONS_DIR } = await import(path.join(tree.dir, "src/platform/migrate.ts"));

@@ -26,28 +26,20 @@ function threadEntry(): { filename: string; execArgv: string[] } {
 
 export function createAnalysisPool(threads: number): AnalysisPool {
   const counts = { threaded: 0, inline: 0 };
-  if (threads <= 0) {
-    return {
-      analyse: async (rows) => {
-        counts.inline++;
-        return analyseRows(rows);
-      },
-      counts: () => ({ ...counts }),
-      close: async () => {},
-    };
-  }
-  const entry = threadEntry();
-  const pool = new Piscina<RowText[], RowAnalysis[]>({
-    filename: entry.filename,
-    execArgv: entry.execArgv,
-    minThreads: threads,
-    maxThreads: threads,
-    concurrentTasksPerWorker: 1,
-  });
+  const entry = threads > 0 ? threadEntry() : undefined;
+  const pool =
+    entry &&
+    new Piscina<RowText[], RowAnalysis[]>({
+      filename: entry.filename,
+      execArgv: entry.execArgv,
+      minThreads: threads,
+      maxThreads: threads,
+      concurrentTasksPerWorker: 1,
+    });
   let busy = 0;
   return {
     analyse: async (rows) => {
-      if (busy >= threads) {
+      if (!pool || busy >= threads) {
         counts.inline++;
         return analyseRows(rows);
       }
@@ -60,6 +52,8 @@ export function createAnalysisPool(threads: number): AnalysisPool {
       }
     },
     counts: () => ({ ...counts }),
-    close: () => pool.destroy(),
+    close: async () => {
+      await pool?.destroy();
+    },
   };
 }

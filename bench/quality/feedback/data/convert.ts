@@ -193,6 +193,25 @@ export function readReviews(dir = REVIEWS_DIR): GoldReview[] {
   return readReviewsWithDrops(dir).reviews;
 }
 
+/**
+ * Every labelled issue and review as a stored original would hold it, labels aside, taken in turn (an
+ * issue, a review, …): the corpus of the speed benches. An issue without a body is its title.
+ */
+export function feedbackTexts(): { title: string; content: string; platform: "github" | "web" }[] {
+  const issues = readIssues().map((i) => ({
+    title: i.title,
+    content: i.body.trim() === "" ? i.title : i.body,
+    platform: "github" as const,
+  }));
+  const reviews = readReviews().map((r) => ({ title: "", content: r.text, platform: "web" as const }));
+  const mixed = [];
+  for (let i = 0; i < Math.max(issues.length, reviews.length); i++) {
+    if (issues[i]) mixed.push(issues[i]!);
+    if (reviews[i]) mixed.push(reviews[i]!);
+  }
+  return mixed;
+}
+
 function table<L extends string>(items: { split: Split; label: L }[], labels: readonly L[]): string[] {
   const lines = [`  ${"split".padEnd(8)}${labels.map((l) => l.padStart(10)).join("")}${"total".padStart(10)}`];
   for (const split of [...SPLITS, "all"] as const) {
