@@ -63,6 +63,6 @@ const digest = createHash("sha256");
 for (const r of all) {
   const units = opinionUnits(r.content);
   digest.update(JSON.stringify(units));
-  digest.update(JSON.stringify(feedbackKind(r.title, r.content, units)));
+  digest.update(JSON.stringify(feedbackKind(r.title, r.content, units).kind));
 }
 log(`output digest over all ${all.length} labelled originals (units and kinds): ${digest.digest("hex").slice(0, 16)}`);

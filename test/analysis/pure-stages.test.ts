@@ -7,10 +7,10 @@ import {
   type VerifiedQuote,
 } from "../../src/insights/analysis/evidence.js";
 import { findThemes } from "../../src/insights/analysis/findings.js";
-import { focusOf } from "../../src/insights/analysis/focus.js";
+import { focusOf, kindFit } from "../../src/insights/analysis/focus.js";
 import { questionIntent } from "../../src/insights/analysis/question.js";
 import { finalOutput, withProse } from "../../src/insights/analysis/result.js";
-import { assemble, draftQuotes, type InsightDraft } from "../../src/insights/analysis/synthesis.js";
+import { assemble, draftQuotes, extractiveInsights, type InsightDraft } from "../../src/insights/analysis/synthesis.js";
 import { countOverScope, type Theme } from "../../src/insights/analysis/themes.js";
 import { type StoredUnit, scoreUnits, unitsOf } from "../../src/insights/analysis/units.js";
 import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
@@ -304,5 +304,43 @@ describe("themes stage", () => {
     expect(counted[1]).toBe(pricing);
     const below = countOverScope([sync], new Map([[0, { complaint: 1, praise: 0, request: 0, neutral: 0 }]]));
     expect(below[0]).toMatchObject({ sources: 2, analysed: 2, counts: { complaint: 2 } });
+  });
+
+  it("a focused question quotes the sources most clearly of the asked feedback kind first", () => {
+    const reports = [
+      { content: "Sync keeps crashing when I open a large vault.", feedbackKind: "bug_report", feedbackKindConfidence: 0.41 },
+      { content: "Sync keeps crashing after the last update.", feedbackKind: "bug_report", feedbackKindConfidence: 0.93 },
+      { content: "Sync keeps crashing, how do I get my notes back?", feedbackKind: "question", feedbackKindConfidence: 0.88 },
+      { content: "Sync keeps crashing on every start.", feedbackKind: "bug_report", feedbackKindConfidence: null },
+      { content: "Sync keeps crashing on my tablet.", feedbackKind: "bug_report", feedbackKindConfidence: 0.67 },
+    ].map((r, i) => ({ ...r, id: id(60 + i), platform: "github" }));
+    const bugs = questionIntent("What bugs do users report most?", ["Acme"]);
+    const focus = focusOf(bugs)!;
+    const mine = scoreUnits(unitsOf(reports, []).units, reports, "What bugs do users report most?");
+    const found = findThemes(
+      mine,
+      reports,
+      { intent: bugs, focus, entityNames: ["Acme"] },
+      { insights: 6, coverageCap: null, coverageMin: 1 },
+    );
+    if (!found.answered) throw new Error("no themes");
+    const fit = kindFit(focus, reports)!;
+    expect([...fit.values()]).toEqual([0.41, 0.93, -1, 0, 0.67]);
+    const quoted = (fitOf?: Map<string, number>) =>
+      extractiveInsights(
+        found.reported,
+        new Map(reports.map((r) => [r.id, r.platform])),
+        new Map(reports.map((r) => [r.id, r.content])),
+        5,
+        fitOf,
+      )[0]!.evidence.map((e) => e.content_id);
+    // The bug reports by their kind's confidence, one without a stored confidence after them; the
+    // question is not quoted at all, as its units are not from a source of the asked kind.
+    expect(quoted(fit)).toEqual([id(61), id(64), id(60), id(63)]);
+    // Without the fit, the order is the units' own (strength, relevance, then id).
+    expect(quoted().slice().sort()).toEqual([id(60), id(61), id(63), id(64)]);
+    // A question that asks for no feedback kind has no fit.
+    const churn = questionIntent("Why do users give up or switch?", ["Acme"]);
+    expect(kindFit(focusOf(churn)!, reports)).toBeUndefined();
   });
 });

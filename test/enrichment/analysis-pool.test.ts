@@ -63,11 +63,18 @@ describe("analysis threads", () => {
     const result = await enrichContent(h.deps.pool, createEmbedder(h.config), ids, threads.analyse, 7);
     expect(result.enriched).toBe(rows.length);
     const expected = analyseRows(rows);
-    const stored = await h.deps.db.content.findMany({ where: { id: { in: ids } }, select: { id: true, feedbackKind: true } });
+    const stored = await h.deps.db.content.findMany({
+      where: { id: { in: ids } },
+      select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
+    });
     const kindOf = new Map(stored.map((r) => [r.id, r.feedbackKind]));
+    const confidenceOf = new Map(stored.map((r) => [r.id, r.feedbackKindConfidence]));
     const units = await h.deps.db.opinionUnit.findMany({ where: { contentId: { in: ids } }, orderBy: { startOffset: "asc" } });
     for (const [i, id] of ids.entries()) {
-      expect(kindOf.get(id)).toBe(expected[i]!.kind);
+      expect(kindOf.get(id)).toBe(expected[i]!.kind.kind);
+      // The model's probability of the class the kind came from, stored as a real to 4 decimals.
+      expect(confidenceOf.get(id)).toBeCloseTo(expected[i]!.kind.confidence, 4);
+      expect(expected[i]!.kind.confidence).toBeGreaterThan(0.25);
       const mine = units.filter((u) => u.contentId === id);
       expect(mine.map((u) => [u.startOffset, u.endOffset, u.text, u.aspect, u.kind])).toEqual(
         expected[i]!.spans.map((s) => [s.start, s.end, s.text, s.aspect, s.kind]),

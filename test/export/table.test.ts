@@ -105,6 +105,7 @@ describe("GET /agent/v1/export/table/{table_name}", () => {
         "parent_id",
         "kind",
         "feedback_kind",
+        "feedback_kind_confidence",
         "platform",
         "external_id",
         "url",

@@ -4,7 +4,7 @@ import type { EmbeddingProvider } from "../embed/provider.js";
 import { extractiveAnswer } from "./answer.js";
 import { checkQuotes } from "./evidence.js";
 import { findThemes } from "./findings.js";
-import { focusOf } from "./focus.js";
+import { focusOf, kindFit } from "./focus.js";
 import { llmProse } from "./llm.js";
 import { loadEntityNames, loadQuoteOriginals, loadStoredUnits } from "./load.js";
 import { questionIntent } from "./question.js";
@@ -132,6 +132,7 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
     new Map(rows.map((r) => [r.id, r.platform])),
     new Map(rows.map((r) => [r.id, r.content])),
     limits.evidence,
+    focus ? kindFit(focus, rows) : undefined,
   );
 
   // Read the originals the drafts quote, then pure: the quote check, the answer.

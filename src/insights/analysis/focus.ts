@@ -89,6 +89,22 @@ export function focusedUnits(focus: Focus, units: Unit[], rows: Pick<RetrievedRo
   return fitting.length >= MIN_MATCHING ? fitting : asked;
 }
 
+/**
+ * How clearly each analysed source is of the feedback kind a focused question asks for: the stored
+ * kind's confidence (0–1; 0 when it was stored without one) when it is one of the asked kinds, -1 for
+ * a source of another kind or none yet. Undefined when the question asks for no feedback kind (churn,
+ * comparisons, onboarding).
+ */
+export function kindFit(
+  focus: Focus,
+  rows: Pick<RetrievedRow, "id" | "feedbackKind" | "feedbackKindConfidence">[],
+): Map<string, number> | undefined {
+  if (focus.feedbackKinds.length === 0) return undefined;
+  return new Map(
+    rows.map((r) => [r.id, r.feedbackKind && focus.feedbackKinds.includes(r.feedbackKind) ? (r.feedbackKindConfidence ?? 0) : -1]),
+  );
+}
+
 const ARTICLES = new Set(["a", "an", "the", "some", "more", "any", "my", "our", "your", "their", "its", "this", "that", "these", "those"]);
 const STOP_AFTER =
   /\s(?:so|because|since|as|which|that|when|where|while|but|and then|if|for me|for us|to make|would|could|please|thanks|thank)\b/i;

@@ -23,6 +23,8 @@ export interface RetrievedRow {
   content: string;
   /** What the original is (content_store.feedback_kind), null until enriched. */
   feedbackKind: string | null;
+  /** How sure enrichment is of that kind (content_store.feedback_kind_confidence, 0–1), null until enriched. */
+  feedbackKindConfidence: number | null;
   score: number;
   via: ("text" | "vector" | "provided")[];
 }
@@ -104,6 +106,7 @@ export async function retrieve(
       publishedAt: true,
       content: true,
       feedbackKind: true,
+      feedbackKindConfidence: true,
     },
   });
   const scored = rows.map((r) => {

@@ -8,14 +8,16 @@ import { type AnalysisScope, scopeCondition } from "./scope.js";
  * ("$10 a month", "too expensive" are about pricing), and a broad question ("What are the
  * biggest complaints?") is about every source. So the retrieved rows are topped up, up to
  * the depth's row limit: for a focused question (focus.ts) first with rows that hold statements
- * of the asked kind, then with rows whose stored opinion units are about an aspect the question
- * names, then with the scope's other rows, most recently published first.
+ * of the asked kind (the sources most clearly of the matching feedback kind first), then with rows
+ * whose stored opinion units are about an aspect the question names, then with the scope's other
+ * rows, most recently published first.
  * Added rows rank after every retrieved row.
  */
 type Row = Omit<RetrievedRow, "score" | "via">;
 
 const COLUMNS = Prisma.sql`c.id, c.entity_id AS "entityId", c.platform, c.kind, c.url, c.title, c.author,
-  c.published_at AS "publishedAt", c.content, c.feedback_kind AS "feedbackKind"`;
+  c.published_at AS "publishedAt", c.content, c.feedback_kind AS "feedbackKind",
+  c.feedback_kind_confidence AS "feedbackKindConfidence"`;
 
 export async function topUpFromScope(
   db: Db,
@@ -37,7 +39,9 @@ export async function topUpFromScope(
           AND (c.feedback_kind = ANY(${focus.feedbackKinds}::text[])
             OR EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id
               AND (u.kind = ANY(${focus.unitKinds}::text[]) OR (${focus.churn} AND u.churn) OR (${focus.compared} AND u.compared_with IS NOT NULL))))
-        ORDER BY (c.feedback_kind = ANY(${focus.feedbackKinds}::text[])) DESC, c.published_at DESC NULLS LAST, c.created_at DESC, c.id
+        ORDER BY (c.feedback_kind = ANY(${focus.feedbackKinds}::text[])) DESC,
+          CASE WHEN c.feedback_kind = ANY(${focus.feedbackKinds}::text[]) THEN c.feedback_kind_confidence END DESC NULLS LAST,
+          c.published_at DESC NULLS LAST, c.created_at DESC, c.id
         LIMIT ${limit - out.length}`,
     );
   }

@@ -134,13 +134,17 @@ export function nameOf(theme: Pick<Theme, "label">): string {
 }
 
 /**
- * Units in the order a theme quotes them: those that name the aspect themselves before
+ * Units in the order a theme quotes them. For a focused question, units of the sources most clearly
+ * of the asked feedback kind first (`fit`: the stored kind's confidence in tenths, below every
+ * confidence for a source of another kind): "What bugs do users report most?" quotes the clearest bug reports. Then those that
+ * name the aspect themselves before
  * those that take it from the clause before, those of sources of one mind (see
  * `Theme.conflicted`) before those of sources that also take the other side, those about
  * this aspect alone before those that also name others, the strongest first; one per
  * source before a second from any.
  */
-function evidenceOrder(theme: Theme): Unit[] {
+function evidenceOrder(theme: Theme, fitOf?: ReadonlyMap<string, number>): Unit[] {
+  const fit = (u: Unit) => Math.floor((fitOf?.get(u.contentId) ?? 0) * 10);
   const names = (u: Unit) => (u.terms.includes(theme.aspect) ? 1 : 0);
   const conflicted = new Set(theme.conflicted);
   const clear = (u: Unit) => (conflicted.has(u.contentId) ? 0 : 1);
@@ -148,6 +152,7 @@ function evidenceOrder(theme: Theme): Unit[] {
   const quotable = theme.units.filter((u) => u.text.trim().length >= MIN_QUOTE_CHARS);
   const ordered = [...quotable].sort(
     (a, b) =>
+      fit(b) - fit(a) ||
       names(b) - names(a) ||
       clear(b) - clear(a) ||
       Math.min(others(a), 2) - Math.min(others(b), 2) ||
@@ -193,6 +198,7 @@ export function extractiveInsights(
   platformOf: Map<string, string>,
   contentOf: Map<string, string>,
   evidencePerInsight: number,
+  fitOf?: ReadonlyMap<string, number>,
 ): InsightDraft[] {
   return themes.map((theme) => {
     const rows = [...new Set(theme.units.map((u) => u.contentId))];
@@ -206,7 +212,7 @@ export function extractiveInsights(
       summary: summaryOf(theme, platforms),
       sentiment: SENTIMENT_OF[theme.polarity],
       confidence: confidenceOf(rows.length, theme.units.length, Math.min(1, agreement)),
-      evidence: evidenceOrder(joinAdjacent(theme, contentOf)).slice(0, evidencePerInsight).map(quoteOf),
+      evidence: evidenceOrder(joinAdjacent(theme, contentOf), fitOf).slice(0, evidencePerInsight).map(quoteOf),
       aspect: theme.aspect,
       polarity: theme.polarity,
       sources: theme.sources,

@@ -1,4 +1,4 @@
-import { type FeedbackKind, feedbackKind } from "./feedback-kind/index.js";
+import { type FeedbackKindReading, feedbackKind } from "./feedback-kind/index.js";
 import { type OpinionSpan, opinionUnits } from "./opinions.js";
 
 /**
@@ -12,7 +12,7 @@ export interface RowText {
 
 export interface RowAnalysis {
   spans: OpinionSpan[];
-  kind: FeedbackKind;
+  kind: FeedbackKindReading;
 }
 
 export function analyseRows(rows: readonly RowText[]): RowAnalysis[] {

@@ -153,8 +153,9 @@ export async function enrichContent(
       const updated = await client.query<{ id: string }>(
         `UPDATE content_store c
          SET embedding = ($1::real[])[(u.ord - 1) * $2::int + 1 : u.ord * $2::int],
-           embedding_model = $3, enriched_at = $6::timestamptz, feedback_kind = u.kind
-         FROM unnest($4::uuid[], $5::text[]) WITH ORDINALITY AS u(id, kind, ord)
+           embedding_model = $3, enriched_at = $6::timestamptz, feedback_kind = u.kind,
+           feedback_kind_confidence = u.confidence
+         FROM unnest($4::uuid[], $5::text[], $7::real[]) WITH ORDINALITY AS u(id, kind, confidence, ord)
          WHERE c.id = u.id AND (c.enriched_at IS NULL OR c.embedding_model IS NULL OR c.embedding_model <> $3)
          RETURNING c.id`,
         [
@@ -162,8 +163,9 @@ export async function enrichContent(
           dims,
           embedder.model,
           writes.map((w) => w.id),
-          writes.map((w) => w.kind),
+          writes.map((w) => w.kind?.kind ?? null),
           new Date(),
+          writes.map((w) => (w.kind ? Math.round(w.kind.confidence * 1e4) / 1e4 : null)),
         ],
       );
       result.enriched += updated.rows.length;

@@ -12,11 +12,27 @@ export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
 /** Net polarity (sum of the judged units' sentiment over their number) beyond which other feedback is praise or a complaint. */
 const NET_POLARITY = 0.05;
 
-export function feedbackKind(title: string, content: string, units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[]): FeedbackKind {
-  const { kind } = classifySource(title, content);
-  if (kind === "bug") return "bug_report";
-  if (kind === "feature") return "feature_request";
-  if (kind === "question") return "question";
+export interface FeedbackKindReading {
+  kind: FeedbackKind;
+  /** The model's probability of the class the kind came from ("other" for praise, complaint and other). */
+  confidence: number;
+}
+
+export function feedbackKind(
+  title: string,
+  content: string,
+  units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[],
+): FeedbackKindReading {
+  const { kind: guessed, probabilities } = classifySource(title, content);
+  const confidence = probabilities[guessed];
+  if (guessed === "bug") return { kind: "bug_report", confidence };
+  if (guessed === "feature") return { kind: "feature_request", confidence };
+  if (guessed === "question") return { kind: "question", confidence };
+  return { kind: byPolarity(units), confidence };
+}
+
+/** Other feedback: praise or a complaint by the net polarity of its judged units, else other. */
+function byPolarity(units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[]): FeedbackKind {
   const judged = units.filter((u) => u.kind !== "request" && u.label !== "neutral");
   if (judged.length === 0) return "other";
   const net = judged.reduce((sum, u) => sum + u.sentiment, 0) / judged.length;
