@@ -144,7 +144,7 @@ export function nameOf(theme: Pick<Theme, "label">): string {
  * source before a second from any.
  */
 function evidenceOrder(theme: Theme, fitOf?: ReadonlyMap<string, number>): Unit[] {
-  const fit = (u: Unit) => Math.floor((fitOf?.get(u.contentId) ?? 0) * 10);
+  const fitTenths = (u: Unit) => Math.floor((fitOf?.get(u.contentId) ?? 0) * 10);
   const names = (u: Unit) => (u.terms.includes(theme.aspect) ? 1 : 0);
   const conflicted = new Set(theme.conflicted);
   const clear = (u: Unit) => (conflicted.has(u.contentId) ? 0 : 1);
@@ -152,7 +152,7 @@ function evidenceOrder(theme: Theme, fitOf?: ReadonlyMap<string, number>): Unit[
   const quotable = theme.units.filter((u) => u.text.trim().length >= MIN_QUOTE_CHARS);
   const ordered = [...quotable].sort(
     (a, b) =>
-      fit(b) - fit(a) ||
+      fitTenths(b) - fitTenths(a) ||
       names(b) - names(a) ||
       clear(b) - clear(a) ||
       Math.min(others(a), 2) - Math.min(others(b), 2) ||
