@@ -107,6 +107,19 @@ describe("opinion unit rollups", () => {
     await expectExact();
     await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ${c}::uuid`;
     await expectExact();
+    // One statement with the first units of an original and more of another (the recounting path), then
+    // the first units of an original alone (counted from the inserted rows), then they go again.
+    await h.deps.db.opinionUnit.createMany({
+      data: [unit(c, 700, "export fails", "export", "negative"), unit(a, 700, "sync is quick", "sync", "positive")],
+    });
+    await expectExact();
+    await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE start_offset = 700`;
+    await h.deps.db.opinionUnit.createMany({
+      data: [unit(c, 710, "export fails", "export", "negative"), unit(c, 730, "export is slow", "export", "negative")],
+    });
+    await expectExact();
+    await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ${c}::uuid`;
+    await expectExact();
     // Concurrent writers, each inserting units of several originals.
     await Promise.all(
       [300, 400, 500, 600].map((start) =>

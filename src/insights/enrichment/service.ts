@@ -62,7 +62,8 @@ async function insertUnits(client: pg.PoolClient, units: Unit[]): Promise<number
       RETURNING 1
     )
     SELECT count(*)::int AS n FROM inserted`,
-    [JSON.stringify(units, finiteOrText)],
+    // The replacer runs for every key of every unit, so only when a sentiment needs it.
+    [JSON.stringify(units, units.every((u) => Number.isFinite(u.sentiment)) ? undefined : finiteOrText)],
   );
   return rows[0]?.n ?? 0;
 }

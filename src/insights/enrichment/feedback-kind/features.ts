@@ -145,6 +145,22 @@ function addCues(out: Features, where: "t" | "b", text: string) {
 
 /** Features of an original: its title (may be empty) and its text as stored. */
 export function kindFeatures(title: string, content: string): Features {
+  const { features: out, titled } = sharedKindFeatures(title, content);
+  // Each feature also once more under the kind of text it came from (a titled post or issue, or an
+  // untitled review or comment), so a word may weigh differently in each and the same in both.
+  const domain = domainOf(titled);
+  for (const [name, value] of [...out]) out.set(domain + name, value);
+  return out;
+}
+
+/** The prefix of a feature's copy under the kind of text it came from. */
+export const domainOf = (titled: boolean) => (titled ? "titled|" : "untitled|");
+
+/**
+ * The features of an original without their copies under the kind of text (`kindFeatures` adds
+ * them): what inference reads, with the two copies' weights folded into one (model.ts).
+ */
+export function sharedKindFeatures(title: string, content: string): { features: Features; titled: boolean } {
   const out: Features = new Map();
   const titleWords = words(title);
   for (const w of titleWords) out.set(`t:${w}`, 1);
@@ -177,10 +193,5 @@ export function kindFeatures(title: string, content: string): Features {
   if (questions > 0) out.set("shape:body_question", 1);
   if (questions > 2) out.set("shape:body_questions", 1);
   out.set(`shape:prose_${proseWords.length < 15 ? "short" : proseWords.length < 80 ? "medium" : "long"}`, 1);
-
-  // Each feature also once more under the kind of text it came from (a titled post or issue, or an
-  // untitled review or comment), so a word may weigh differently in each and the same in both.
-  const domain = titleWords.length > 0 ? "titled|" : "untitled|";
-  for (const [name, value] of [...out]) out.set(domain + name, value);
-  return out;
+  return { features: out, titled: titleWords.length > 0 };
 }

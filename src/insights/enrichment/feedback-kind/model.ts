@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { type Features, kindFeatures } from "./features.js";
+import { domainOf, type Features, sharedKindFeatures } from "./features.js";
 
 /**
  * What an original is, as a product team files it: a bug report, a feature request, a question,
@@ -23,6 +23,34 @@ export interface KindModel {
 }
 
 let loaded: KindModel | undefined;
+/** Per model: for each kind of text, a feature's weights with its copy's under that kind added. */
+const foldedOf = new WeakMap<KindModel, { titled: Map<string, Float64Array>; untitled: Map<string, Float64Array> }>();
+
+function folded(model: KindModel, titled: boolean): Map<string, Float64Array> {
+  let tables = foldedOf.get(model);
+  if (!tables) {
+    const fold = (domain: string) => {
+      const table = new Map<string, Float64Array>();
+      for (const [name, w] of Object.entries(model.weights)) {
+        if (name.startsWith("titled|") || name.startsWith("untitled|")) continue;
+        const copy = model.weights[domain + name];
+        table.set(
+          name,
+          Float64Array.from(w, (x, c) => x + (copy?.[c] ?? 0)),
+        );
+      }
+      for (const [name, w] of Object.entries(model.weights)) {
+        if (!name.startsWith(domain)) continue;
+        const shared = name.slice(domain.length);
+        if (!(shared in model.weights)) table.set(shared, Float64Array.from(w));
+      }
+      return table;
+    };
+    tables = { titled: fold(domainOf(true)), untitled: fold(domainOf(false)) };
+    foldedOf.set(model, tables);
+  }
+  return titled ? tables.titled : tables.untitled;
+}
 
 /** The committed model, read on first use. */
 export function kindModel(): KindModel {
@@ -38,10 +66,7 @@ export function classProbabilities(model: KindModel, features: Features): number
     if (!w) continue;
     for (let c = 0; c < scores.length; c++) scores[c]! += w[c]! * value;
   }
-  const top = Math.max(...scores);
-  const exp = scores.map((s) => Math.exp(s - top));
-  const sum = exp.reduce((a, b) => a + b, 0);
-  return exp.map((e) => e / sum);
+  return softmax(scores);
 }
 
 export interface SourceKindGuess {
@@ -50,9 +75,29 @@ export interface SourceKindGuess {
   probabilities: Record<SourceClass, number>;
 }
 
-/** The most likely class of an original (title may be empty). */
+/** Softmax of linear scores. */
+function softmax(scores: number[]): number[] {
+  const top = Math.max(...scores);
+  const exp = scores.map((s) => Math.exp(s - top));
+  const sum = exp.reduce((a, b) => a + b, 0);
+  return exp.map((e) => e / sum);
+}
+
+/**
+ * The most likely class of an original (title may be empty). The same probabilities as
+ * `classProbabilities(model, kindFeatures(title, content))`, with one lookup per feature: each
+ * feature's weights and its copy's under the kind of text are added once per model.
+ */
 export function classifySource(title: string, content: string, model: KindModel = kindModel()): SourceKindGuess {
-  const p = classProbabilities(model, kindFeatures(title, content));
+  const { features, titled } = sharedKindFeatures(title, content);
+  const table = folded(model, titled);
+  const scores = [...model.bias];
+  for (const [name, value] of features) {
+    const w = table.get(name);
+    if (!w) continue;
+    for (let c = 0; c < scores.length; c++) scores[c]! += w[c]! * value;
+  }
+  const p = softmax(scores);
   let best = 0;
   for (let c = 1; c < p.length; c++) if (p[c]! > p[best]!) best = c;
   const probabilities = Object.fromEntries(model.classes.map((k, i) => [k, p[i]!])) as Record<SourceClass, number>;
