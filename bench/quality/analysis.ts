@@ -51,6 +51,8 @@ export interface BenchService {
   call: (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
   /** Stores the sources for the entity (500 a batch); answers each source's content id by its `id`. */
   ingest: (entityId: string, sources: BenchSource[]) => Promise<Map<string, string>>;
+  /** A statement on the service's database (the driver's pool), for a bench that must set what it measures. */
+  query: (sql: string, params: unknown[]) => Promise<unknown[]>;
   /** Resolves once `count` rows of the entity are enriched; fails when enrichment stalls. */
   enriched: (entityId: string, count: number) => Promise<void>;
   /** Runs a deep analysis through the stream route and reads it back. */
@@ -102,6 +104,7 @@ export async function withBenchService<T>(serverUrl: string, work: (service: Ben
         }
         return contentIdOf;
       },
+      query: async (sql, params) => (await deps.pool.query(sql, params)).rows,
       enriched: async (entityId, count) => {
         let progress = { enriched: -1, at: performance.now() };
         for (;;) {

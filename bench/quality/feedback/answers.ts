@@ -57,7 +57,18 @@ function headingsOf(issues: GoldIssue[]): Set<string> {
 /** The name a theme's title gives it ("Steps — complaints (219 sources)" → "steps"). */
 const themeName = (title: string) => normalise(title.split(" — ")[0] ?? title);
 
-export async function answerSection(issues: GoldIssue[], databaseUrl: string, log: (line?: string) => void, split: string) {
+/**
+ * `kinds`, when given, replaces the feedback kind and confidence enrichment stored for each issue (by
+ * issue id) before the questions run: on dev, the kinds of models that never saw the issue's project
+ * (out-of-fold.ts), so the dev answers measure what the test answers measure.
+ */
+export async function answerSection(
+  issues: GoldIssue[],
+  databaseUrl: string,
+  log: (line?: string) => void,
+  split: string,
+  kinds?: ReadonlyMap<string, { kind: string; confidence: number }>,
+) {
   log(`4. Answers on the labelled issues of the ${split} split, through the service (deep analyses)`);
   const headings = headingsOf(issues);
   log(
@@ -87,6 +98,15 @@ export async function answerSection(issues: GoldIssue[], databaseUrl: string, lo
       `   ${issues.length} issues stored and enriched in ${seconds.toFixed(1)} s (${(issues.length / seconds).toFixed(0)} rows/s, ingest included)`,
     );
     const labelOf = new Map(issues.map((i) => [contentIdOf.get(i.id)!, i.label]));
+    if (kinds) {
+      const read = issues.filter((i) => kinds.has(i.id));
+      await service.query(
+        `UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
+         FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence) WHERE c.id = u.id`,
+        [read.map((i) => contentIdOf.get(i.id)), read.map((i) => kinds.get(i.id)!.kind), read.map((i) => kinds.get(i.id)!.confidence)],
+      );
+      log(`   feedback kinds of ${read.length} issues from models that did not see their project (out-of-fold.ts)`);
+    }
 
     const cited: Set<string>[] = [];
     const targets: string[] = [];

@@ -1,5 +1,5 @@
-import { classProbabilities, SOURCE_CLASSES, type SourceClass } from "../../../src/insights/enrichment/feedback-kind/model.js";
-import { DEFAULT_SETTINGS, devExamples, train } from "./train.js";
+import { SOURCE_CLASSES, type SourceClass } from "../../../src/insights/enrichment/feedback-kind/model.js";
+import { readHeldOut } from "./out-of-fold.js";
 
 /**
  * Whether the feedback-kind model's confidence ranks well on projects it never saw, on the DEV split
@@ -11,17 +11,13 @@ import { DEFAULT_SETTINGS, devExamples, train } from "./train.js";
  *
  *   npx tsx bench/quality/feedback/confidence.ts
  */
-const data = devExamples();
-const groups = [...new Set(data.filter((e) => e.domain === "issue").map((e) => e.group))].sort((a, b) => a.localeCompare(b));
+const { examples, reads } = readHeldOut();
+const groups = [...new Set(examples.filter((e) => e.domain === "issue").map((e) => e.group))].sort((a, b) => a.localeCompare(b));
 const share = (xs: { label: SourceClass }[], label: SourceClass) => xs.filter((x) => x.label === label).length / Math.max(1, xs.length);
 
 console.log("held-out group   class     issues  called  labelled so: of its calls   top 25   top 50");
 for (const group of groups) {
-  const model = train(
-    data.filter((e) => e.group !== group),
-    DEFAULT_SETTINGS,
-  );
-  const heldOut = data.filter((e) => e.group === group).map((e) => ({ label: e.label, p: classProbabilities(model, e.features) }));
+  const heldOut = examples.filter((e) => e.group === group).map((e) => ({ label: e.label, p: reads.get(e.id)!.probabilities }));
   for (const label of ["bug", "feature", "question"] as const) {
     const c = SOURCE_CLASSES.indexOf(label);
     if (!heldOut.some((x) => x.label === label)) continue;

@@ -196,7 +196,9 @@ async function main() {
   if (args.answers || args["answers-only"]) {
     const { answerSection } = await import("./answers.js");
     const split = args["answers-split"] === "dev" ? "dev" : "test";
-    answers = await answerSection(issues.get(split) ?? [], args["database-url"] as string, log, split);
+    // On dev, kinds from models that did not see the issue's project (the committed model saw them all).
+    const kinds = split === "dev" ? (await import("./out-of-fold.js")).outOfFoldKinds() : undefined;
+    answers = await answerSection(issues.get(split) ?? [], args["database-url"] as string, log, split, kinds);
     log();
     if (args["answers-only"]) return;
   }
