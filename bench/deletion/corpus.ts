@@ -193,9 +193,8 @@ async function seedTenants(pool: pg.Pool, reseed: boolean): Promise<Corpus["tena
       "WITH u AS (DELETE FROM opinion_units WHERE content_id IN (SELECT id FROM content_store WHERE workspace_id = $1)) DELETE FROM content_store WHERE workspace_id = $1",
       [tenantWorkspace],
     );
-    await client.query("DELETE FROM opinion_rollups WHERE entity_id IN (SELECT id FROM entities WHERE workspace_id = $1)", [
-      tenantWorkspace,
-    ]);
+    for (const table of ["opinion_rollups", "opinion_source_rollups"])
+      await client.query(`DELETE FROM ${table} WHERE entity_id IN (SELECT id FROM entities WHERE workspace_id = $1)`, [tenantWorkspace]);
     await client.query("DELETE FROM entities WHERE workspace_id = $1", [tenantWorkspace]);
     await client.query(DROP_GIN);
     const entities: Corpus["tenantEntities"] = [];
@@ -243,6 +242,7 @@ async function seedTarget(pool: pg.Pool, originals: number, reseed: boolean): Pr
       await client.query("DELETE FROM entity_insights WHERE entity_id = $1", [old.id]);
       await client.query("DELETE FROM analyses WHERE entity_id = $1", [old.id]);
       await client.query("DELETE FROM opinion_rollups WHERE entity_id = $1", [old.id]);
+      await client.query("DELETE FROM opinion_source_rollups WHERE entity_id = $1", [old.id]);
       await client.query("DELETE FROM entities WHERE id = $1", [old.id]);
     }
     await client.query("TRUNCATE content_deletions");
@@ -285,6 +285,7 @@ async function seedWriter(pool: pg.Pool): Promise<string> {
       [id],
     );
     await client.query("DELETE FROM opinion_rollups WHERE entity_id = $1", [id]);
+    await client.query("DELETE FROM opinion_source_rollups WHERE entity_id = $1", [id]);
     log(`writers: one company, ${gone.rowCount} originals an earlier run ingested removed`);
     return id;
   } finally {

@@ -203,7 +203,7 @@ async function perThemeCounts(scope: AnalysisScope, themes: Theme[], focus: Focu
   return new Map(rows.map((r) => [Number(r.i), counts(Number(r.complaint), Number(r.praise), Number(r.request), Number(r.neutral))]));
 }
 
-describe("the one-pass statement answers what the per-theme statement answered", () => {
+describe("the one-pass statement and the roll-ups answer what the per-theme statement answered", () => {
   let random: Tenant;
   let sibling: string;
   let outside: string;
@@ -244,7 +244,7 @@ describe("the one-pass statement answers what the per-theme statement answered",
     }
   });
 
-  it("for every focus and every kind of scope", async () => {
+  async function expectSameCounts() {
     const scopes = await Promise.all([
       scopeOf(random),
       scopeOf(random, { entityId: null }),
@@ -264,5 +264,55 @@ describe("the one-pass statement answers what the per-theme statement answered",
       }
     // The corpus is not trivially empty on any side.
     expect(compared).toBeGreaterThan(200);
+  }
+
+  it("for every focus and every kind of scope", async () => {
+    // The scopes of whole entities are answered from opinion_source_rollups, the others from the units.
+    await expectSameCounts();
+  });
+
+  it("and so do the roll-ups after units are added to originals that have some, changed, and removed in part or in whole", async () => {
+    const ids = (
+      await h.deps.db.$queryRaw<{ id: string; entity_id: string }[]>`
+      SELECT c.id, c.entity_id FROM content_store c WHERE c.workspace_id = ${random.workspaceId}::uuid
+        AND EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id) ORDER BY c.id`
+    ).map((r) => ({
+      id: r.id,
+      entityId: r.entity_id,
+    }));
+    expect(ids.length).toBeGreaterThan(100);
+    // More units for originals that have some (each statement: several originals, one of them new to units).
+    const fresh = await store({ entityId: random.entityId, workspaceId: random.workspaceId, platform: "reddit" }, []);
+    await h.deps.db.opinionUnit.createMany({
+      data: [...ids.slice(0, 30), { id: fresh, entityId: random.entityId }].map((c, k) => ({
+        contentId: c.id,
+        entityId: c.entityId,
+        startOffset: 10_000 + k,
+        endOffset: 10_001 + k,
+        text: "more",
+        aspect: k % 3 === 0 ? "battery" : "sync",
+        terms: k % 2 === 0 ? ["pricing"] : [],
+        sentiment: k % 2 === 0 ? -0.5 : 0.5,
+        sentimentLabel: k % 2 === 0 ? "negative" : "positive",
+        kind: k % 5 === 0 ? "request" : "opinion",
+        analyserVersion: 4,
+      })),
+    });
+    await expectSameCounts();
+    // Units change aspect, side and kind, and one moves to another original.
+    await h.deps.db.$executeRaw`
+      UPDATE opinion_units SET aspect = 'editor', sentiment_label = 'positive', kind = 'opinion'
+      WHERE content_id = ANY(${ids.slice(30, 50).map((c) => c.id)}::uuid[]) AND start_offset = 0`;
+    await h.deps.db.$executeRaw`
+      UPDATE opinion_units SET content_id = ${ids[51]!.id}::uuid, entity_id = ${ids[51]!.entityId}::uuid, start_offset = 20000
+      WHERE content_id = ${ids[52]!.id}::uuid AND start_offset = 0`;
+    await expectSameCounts();
+    // Some units of originals, then every unit of others (as a deletion removes them before their originals).
+    await h.deps.db.$executeRaw`
+      DELETE FROM opinion_units WHERE content_id = ANY(${ids.slice(60, 80).map((c) => c.id)}::uuid[]) AND start_offset = 0`;
+    await expectSameCounts();
+    await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ANY(${ids.slice(80, 100).map((c) => c.id)}::uuid[])`;
+    await h.deps.db.$executeRaw`DELETE FROM content_store WHERE id = ANY(${ids.slice(80, 100).map((c) => c.id)}::uuid[])`;
+    await expectSameCounts();
   });
 });

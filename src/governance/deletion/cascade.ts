@@ -131,6 +131,7 @@ export async function deleteOriginals(tx: DbTx, input: CascadeInput): Promise<{ 
     const entities = [...new Set(rows.map((r) => r.entityId))];
     await tx.$executeRaw`
       DELETE FROM opinion_rollups WHERE entity_id = ANY(${entities}::uuid[]) AND statements = 0 AND sources = 0`;
+    await tx.$executeRaw`DELETE FROM opinion_source_rollups WHERE entity_id = ANY(${entities}::uuid[]) AND sources = 0`;
   }
   if (input.reason !== "workspace_deleted") counts.coverage_records_updated = await tallyRemovals(tx, ids, input.reason, at);
   await tx.$executeRaw`DELETE FROM content_store WHERE id = ANY(${ids}::uuid[])`;

@@ -1,0 +1,151 @@
+-- The counts of an analysis over every stored source in its scope (src/insights/analysis/scope-counts.ts)
+-- without reading the scope's units: per entity, per focus of a question, per aspect, the number of
+-- evidence originals whose units about that aspect take each combination of sides.
+--
+-- A unit counts under its aspect and under each of its terms (the names a theme's aspect is matched
+-- against), for every focus it fits: '' (every unit), 'requests' (kind request), 'bugs' (kind bug),
+-- 'churn' (churn, or an unfavourable comparison) and 'comparison' (compared with another product). An
+-- original's units about one aspect under one focus combine into `sides`, a bit set: 1 complaint (a
+-- bug, or a negative unit that is no request), 2 praise (a positive opinion or question), 4 request;
+-- 0 is an original that mentions the aspect without taking a side. `sources` counts the originals with
+-- that combination, so each original counts once per (focus, aspect). Units of originals that are not
+-- evidence (seen_at null: summaries, a meeting note's own row) count nowhere.
+CREATE TABLE "opinion_source_rollups" (
+    "entity_id" UUID NOT NULL,
+    "focus" TEXT NOT NULL,
+    "aspect" TEXT NOT NULL,
+    "sides" SMALLINT NOT NULL,
+    "sources" INTEGER NOT NULL,
+    CONSTRAINT "opinion_source_rollups_pkey" PRIMARY KEY ("entity_id", "focus", "aspect", "sides")
+);
+
+-- The (focus, name) keys one unit counts under, with the sides it takes.
+CREATE FUNCTION "opinion_source_keys"(seen_at TIMESTAMPTZ, aspect TEXT, terms TEXT[], kind TEXT, sentiment_label TEXT,
+  compared_with TEXT, churn BOOLEAN)
+RETURNS TABLE ("focus" TEXT, "name" TEXT, "complaint" BOOLEAN, "praise" BOOLEAN, "request" BOOLEAN) LANGUAGE sql IMMUTABLE AS $$
+  SELECT f.focus, n.name, kind <> 'request' AND (kind = 'bug' OR sentiment_label = 'negative'),
+    kind NOT IN ('request', 'bug') AND sentiment_label = 'positive', kind = 'request'
+  FROM (VALUES ('', true), ('requests', kind = 'request'), ('bugs', kind = 'bug'),
+               ('churn', churn OR (compared_with IS NOT NULL AND sentiment_label = 'negative')),
+               ('comparison', compared_with IS NOT NULL)) AS f(focus, fits)
+    CROSS JOIN LATERAL unnest(array_prepend(aspect, terms)) AS n(name)
+  WHERE seen_at IS NOT NULL AND f.fits AND n.name IS NOT NULL
+$$;
+
+-- Recounts the originals `touched`: their contribution now (their units in the table) minus their
+-- contribution before the statement (the table's units but `added_ids`, plus `removed`), as JSON rows
+-- of the unit columns. The general path: a statement that adds units to originals that have some,
+-- updates units, or removes some of an original's units.
+CREATE FUNCTION "opinion_source_rollups_recount"(touched UUID[], added_ids UUID[], removed JSONB) RETURNS void LANGUAGE sql AS $$
+  WITH now_units AS (
+    SELECT u.id, u.content_id, u.entity_id, u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn
+    FROM opinion_units u WHERE u.content_id = ANY(touched)
+  ), before_units AS (
+    SELECT content_id, entity_id, seen_at, aspect, terms, kind, sentiment_label, compared_with, churn
+    FROM now_units WHERE id <> ALL(added_ids)
+    UNION ALL
+    SELECT (r->>'content_id')::uuid, (r->>'entity_id')::uuid, (r->>'seen_at')::timestamptz, r->>'aspect',
+      CASE WHEN jsonb_typeof(r->'terms') = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(r->'terms')) END,
+      r->>'kind', r->>'sentiment_label',
+      r->>'compared_with', (r->>'churn')::boolean
+    FROM jsonb_array_elements(removed) r
+  ), sides AS (
+    SELECT u.content_id, u.entity_id, k.focus, k.name,
+      (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides, 1 AS sign
+    FROM now_units u CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
+    GROUP BY u.content_id, u.entity_id, k.focus, k.name
+    UNION ALL
+    SELECT u.content_id, u.entity_id, k.focus, k.name,
+      (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint, -1
+    FROM before_units u CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
+    GROUP BY u.content_id, u.entity_id, k.focus, k.name
+  )
+  INSERT INTO opinion_source_rollups AS r (entity_id, focus, aspect, sides, sources)
+  SELECT entity_id, focus, name, sides, sum(sign)::int FROM sides
+  GROUP BY entity_id, focus, name, sides HAVING sum(sign) <> 0
+  ON CONFLICT (entity_id, focus, aspect, sides) DO UPDATE SET sources = r.sources + EXCLUDED.sources
+$$;
+
+-- The unit columns a recount needs, as JSON (a SQL function cannot read a trigger's transition tables).
+CREATE FUNCTION "opinion_source_change"(u opinion_units) RETURNS JSONB LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_object('content_id', u.content_id, 'entity_id', u.entity_id, 'seen_at', u.seen_at, 'aspect', u.aspect,
+    'terms', to_jsonb(u.terms), 'kind', u.kind, 'sentiment_label', u.sentiment_label, 'compared_with', u.compared_with,
+    'churn', u.churn)
+$$;
+
+-- Writers are serialised per entity on the lock the daily rollups take (opinion_rollups_lock, taken again
+-- here: a transaction holding it takes it at once), so each decides its path seeing the others' units.
+-- An insert of the first units of every original it touches (enrichment) and a delete of all the units of
+-- every original it touches (a deletion) are counted from their own rows; anything else recounts.
+CREATE FUNCTION "opinion_source_rollups_inserted"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || e, 0))
+  FROM (SELECT DISTINCT entity_id::text AS e FROM added ORDER BY 1) ordered;
+  IF (SELECT count(*) FROM opinion_units u WHERE u.content_id IN (SELECT content_id FROM added)) = (SELECT count(*) FROM added) THEN
+    INSERT INTO opinion_source_rollups AS r (entity_id, focus, aspect, sides, sources)
+    SELECT entity_id, focus, name, sides, count(*)::int
+    FROM (SELECT n.content_id, n.entity_id, k.focus, k.name,
+            (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
+          FROM added n CROSS JOIN LATERAL opinion_source_keys(n.seen_at, n.aspect, n.terms, n.kind, n.sentiment_label, n.compared_with, n.churn) k
+          GROUP BY n.content_id, n.entity_id, k.focus, k.name) per_original
+    GROUP BY entity_id, focus, name, sides
+    ON CONFLICT (entity_id, focus, aspect, sides) DO UPDATE SET sources = r.sources + EXCLUDED.sources;
+  ELSE
+    PERFORM opinion_source_rollups_recount(ARRAY(SELECT DISTINCT content_id FROM added), ARRAY(SELECT id FROM added), '[]'::jsonb);
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION "opinion_source_rollups_deleted"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || e, 0))
+  FROM (SELECT DISTINCT entity_id::text AS e FROM removed ORDER BY 1) ordered;
+  IF NOT EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id IN (SELECT content_id FROM removed)) THEN
+    INSERT INTO opinion_source_rollups AS r (entity_id, focus, aspect, sides, sources)
+    SELECT entity_id, focus, name, sides, -count(*)::int
+    FROM (SELECT o.content_id, o.entity_id, k.focus, k.name,
+            (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
+          FROM removed o CROSS JOIN LATERAL opinion_source_keys(o.seen_at, o.aspect, o.terms, o.kind, o.sentiment_label, o.compared_with, o.churn) k
+          GROUP BY o.content_id, o.entity_id, k.focus, k.name) per_original
+    GROUP BY entity_id, focus, name, sides
+    ON CONFLICT (entity_id, focus, aspect, sides) DO UPDATE SET sources = r.sources + EXCLUDED.sources;
+  ELSE
+    PERFORM opinion_source_rollups_recount(ARRAY(SELECT DISTINCT content_id FROM removed), '{}'::uuid[],
+      coalesce((SELECT jsonb_agg(opinion_source_change(o)) FROM removed o), '[]'::jsonb));
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION "opinion_source_rollups_updated"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || e, 0))
+  FROM (SELECT entity_id::text AS e FROM added UNION SELECT entity_id::text FROM removed ORDER BY 1) ordered;
+  PERFORM opinion_source_rollups_recount(
+    ARRAY(SELECT content_id FROM added UNION SELECT content_id FROM removed), ARRAY(SELECT id FROM added),
+    coalesce((SELECT jsonb_agg(opinion_source_change(o)) FROM removed o), '[]'::jsonb));
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION "opinion_source_rollups_truncated"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE opinion_source_rollups;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER "opinion_source_rollups_inserted" AFTER INSERT ON "opinion_units"
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION "opinion_source_rollups_inserted"();
+CREATE TRIGGER "opinion_source_rollups_deleted" AFTER DELETE ON "opinion_units"
+  REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION "opinion_source_rollups_deleted"();
+CREATE TRIGGER "opinion_source_rollups_updated" AFTER UPDATE ON "opinion_units"
+  REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION "opinion_source_rollups_updated"();
+CREATE TRIGGER "opinion_source_rollups_truncated" AFTER TRUNCATE ON "opinion_units"
+  FOR EACH STATEMENT EXECUTE FUNCTION "opinion_source_rollups_truncated"();
+
+-- The units stored so far.
+INSERT INTO opinion_source_rollups (entity_id, focus, aspect, sides, sources)
+SELECT entity_id, focus, name, sides, count(*)::int
+FROM (SELECT u.content_id, u.entity_id, k.focus, k.name,
+        (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
+      FROM opinion_units u CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
+      GROUP BY u.content_id, u.entity_id, k.focus, k.name) per_original
+GROUP BY entity_id, focus, name, sides;
