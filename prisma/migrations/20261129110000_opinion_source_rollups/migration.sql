@@ -32,97 +32,63 @@ RETURNS TABLE ("focus" TEXT, "name" TEXT, "complaint" BOOLEAN, "praise" BOOLEAN,
   WHERE seen_at IS NOT NULL AND f.fits AND n.name IS NOT NULL
 $$;
 
--- Recounts the originals `touched`: their contribution now (their units in the table) minus their
--- contribution before the statement (the table's units but `added_ids`, plus `removed`), as JSON rows
--- of the unit columns. The general path: a statement that adds units to originals that have some,
--- updates units, or removes some of an original's units.
-CREATE FUNCTION "opinion_source_rollups_recount"(touched UUID[], added_ids UUID[], removed JSONB) RETURNS void LANGUAGE sql AS $$
-  WITH now_units AS (
-    SELECT u.id, u.content_id, u.entity_id, u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn
-    FROM opinion_units u WHERE u.content_id = ANY(touched)
-  ), before_units AS (
-    SELECT content_id, entity_id, seen_at, aspect, terms, kind, sentiment_label, compared_with, churn
-    FROM now_units WHERE id <> ALL(added_ids)
-    UNION ALL
-    SELECT (r->>'content_id')::uuid, (r->>'entity_id')::uuid, (r->>'seen_at')::timestamptz, r->>'aspect',
-      CASE WHEN jsonb_typeof(r->'terms') = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(r->'terms')) END,
-      r->>'kind', r->>'sentiment_label',
-      r->>'compared_with', (r->>'churn')::boolean
-    FROM jsonb_array_elements(removed) r
-  ), sides AS (
-    SELECT u.content_id, u.entity_id, k.focus, k.name,
-      (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides, 1 AS sign
-    FROM now_units u CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
-    GROUP BY u.content_id, u.entity_id, k.focus, k.name
-    UNION ALL
-    SELECT u.content_id, u.entity_id, k.focus, k.name,
-      (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint, -1
-    FROM before_units u CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
-    GROUP BY u.content_id, u.entity_id, k.focus, k.name
-  )
+-- Adds (sign 1) or takes away (sign -1) the contributions of whole originals' units: each original counts
+-- once per (focus, aspect), under the sides its units there take together.
+CREATE FUNCTION "opinion_source_apply"(units opinion_units[], sign INT) RETURNS void LANGUAGE sql AS $$
   INSERT INTO opinion_source_rollups AS r (entity_id, focus, aspect, sides, sources)
-  SELECT entity_id, focus, name, sides, sum(sign)::int FROM sides
-  GROUP BY entity_id, focus, name, sides HAVING sum(sign) <> 0
+  SELECT entity_id, focus, name, sides, sign * count(*)::int
+  FROM (SELECT n.content_id, n.entity_id, k.focus, k.name,
+          (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
+        FROM unnest(units) n
+          CROSS JOIN LATERAL opinion_source_keys(n.seen_at, n.aspect, n.terms, n.kind, n.sentiment_label, n.compared_with, n.churn) k
+        GROUP BY n.content_id, n.entity_id, k.focus, k.name) per_original
+  GROUP BY entity_id, focus, name, sides
   ON CONFLICT (entity_id, focus, aspect, sides) DO UPDATE SET sources = r.sources + EXCLUDED.sources
 $$;
 
--- The unit columns a recount needs, as JSON (a SQL function cannot read a trigger's transition tables).
-CREATE FUNCTION "opinion_source_change"(u opinion_units) RETURNS JSONB LANGUAGE sql IMMUTABLE AS $$
-  SELECT jsonb_build_object('content_id', u.content_id, 'entity_id', u.entity_id, 'seen_at', u.seen_at, 'aspect', u.aspect,
-    'terms', to_jsonb(u.terms), 'kind', u.kind, 'sentiment_label', u.sentiment_label, 'compared_with', u.compared_with,
-    'churn', u.churn)
-$$;
-
--- Writers are serialised per entity on the lock the daily rollups take (opinion_rollups_lock, taken again
--- here: a transaction holding it takes it at once), so each decides its path seeing the others' units.
+-- Writers are serialised per entity on the lock the daily rollups take (opinion_rollups_lock's key, taken
+-- again here: a transaction holding it takes it at once), so each sees the others' units before it counts.
 -- An insert of the first units of every original it touches (enrichment) and a delete of all the units of
--- every original it touches (a deletion) are counted from their own rows; anything else recounts.
+-- every original it touches (a deletion) are counted from their own rows. Anything else recounts the
+-- originals it touches: their units before the statement taken away, their units now added.
 CREATE FUNCTION "opinion_source_rollups_inserted"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE touched UUID[] := ARRAY(SELECT DISTINCT content_id FROM added);
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || e, 0))
   FROM (SELECT DISTINCT entity_id::text AS e FROM added ORDER BY 1) ordered;
-  IF (SELECT count(*) FROM opinion_units u WHERE u.content_id IN (SELECT content_id FROM added)) = (SELECT count(*) FROM added) THEN
-    INSERT INTO opinion_source_rollups AS r (entity_id, focus, aspect, sides, sources)
-    SELECT entity_id, focus, name, sides, count(*)::int
-    FROM (SELECT n.content_id, n.entity_id, k.focus, k.name,
-            (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
-          FROM added n CROSS JOIN LATERAL opinion_source_keys(n.seen_at, n.aspect, n.terms, n.kind, n.sentiment_label, n.compared_with, n.churn) k
-          GROUP BY n.content_id, n.entity_id, k.focus, k.name) per_original
-    GROUP BY entity_id, focus, name, sides
-    ON CONFLICT (entity_id, focus, aspect, sides) DO UPDATE SET sources = r.sources + EXCLUDED.sources;
+  IF (SELECT count(*) FROM opinion_units u WHERE u.content_id = ANY(touched)) = (SELECT count(*) FROM added) THEN
+    PERFORM opinion_source_apply(ARRAY(SELECT n::opinion_units FROM added n), 1);
   ELSE
-    PERFORM opinion_source_rollups_recount(ARRAY(SELECT DISTINCT content_id FROM added), ARRAY(SELECT id FROM added), '[]'::jsonb);
+    PERFORM opinion_source_apply(ARRAY(SELECT u FROM opinion_units u
+      WHERE u.content_id = ANY(touched) AND u.id NOT IN (SELECT id FROM added)), -1);
+    PERFORM opinion_source_apply(ARRAY(SELECT u FROM opinion_units u WHERE u.content_id = ANY(touched)), 1);
   END IF;
   RETURN NULL;
 END $$;
 
 CREATE FUNCTION "opinion_source_rollups_deleted"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE touched UUID[] := ARRAY(SELECT DISTINCT content_id FROM removed);
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || e, 0))
   FROM (SELECT DISTINCT entity_id::text AS e FROM removed ORDER BY 1) ordered;
-  IF NOT EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id IN (SELECT content_id FROM removed)) THEN
-    INSERT INTO opinion_source_rollups AS r (entity_id, focus, aspect, sides, sources)
-    SELECT entity_id, focus, name, sides, -count(*)::int
-    FROM (SELECT o.content_id, o.entity_id, k.focus, k.name,
-            (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
-          FROM removed o CROSS JOIN LATERAL opinion_source_keys(o.seen_at, o.aspect, o.terms, o.kind, o.sentiment_label, o.compared_with, o.churn) k
-          GROUP BY o.content_id, o.entity_id, k.focus, k.name) per_original
-    GROUP BY entity_id, focus, name, sides
-    ON CONFLICT (entity_id, focus, aspect, sides) DO UPDATE SET sources = r.sources + EXCLUDED.sources;
+  IF NOT EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = ANY(touched)) THEN
+    PERFORM opinion_source_apply(ARRAY(SELECT o::opinion_units FROM removed o), -1);
   ELSE
-    PERFORM opinion_source_rollups_recount(ARRAY(SELECT DISTINCT content_id FROM removed), '{}'::uuid[],
-      coalesce((SELECT jsonb_agg(opinion_source_change(o)) FROM removed o), '[]'::jsonb));
+    PERFORM opinion_source_apply(ARRAY(SELECT u FROM opinion_units u WHERE u.content_id = ANY(touched))
+      || ARRAY(SELECT o::opinion_units FROM removed o), -1);
+    PERFORM opinion_source_apply(ARRAY(SELECT u FROM opinion_units u WHERE u.content_id = ANY(touched)), 1);
   END IF;
   RETURN NULL;
 END $$;
 
 CREATE FUNCTION "opinion_source_rollups_updated"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE touched UUID[] := ARRAY(SELECT content_id FROM added UNION SELECT content_id FROM removed);
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('opinion_rollups:' || e, 0))
   FROM (SELECT entity_id::text AS e FROM added UNION SELECT entity_id::text FROM removed ORDER BY 1) ordered;
-  PERFORM opinion_source_rollups_recount(
-    ARRAY(SELECT content_id FROM added UNION SELECT content_id FROM removed), ARRAY(SELECT id FROM added),
-    coalesce((SELECT jsonb_agg(opinion_source_change(o)) FROM removed o), '[]'::jsonb));
+  PERFORM opinion_source_apply(ARRAY(SELECT u FROM opinion_units u
+    WHERE u.content_id = ANY(touched) AND u.id NOT IN (SELECT id FROM added)) || ARRAY(SELECT o::opinion_units FROM removed o), -1);
+  PERFORM opinion_source_apply(ARRAY(SELECT u FROM opinion_units u WHERE u.content_id = ANY(touched)), 1);
   RETURN NULL;
 END $$;
 
@@ -141,11 +107,12 @@ CREATE TRIGGER "opinion_source_rollups_updated" AFTER UPDATE ON "opinion_units"
 CREATE TRIGGER "opinion_source_rollups_truncated" AFTER TRUNCATE ON "opinion_units"
   FOR EACH STATEMENT EXECUTE FUNCTION "opinion_source_rollups_truncated"();
 
--- The units stored so far.
+-- The units stored so far, entity by entity (opinion_source_apply's grouping, over the table).
 INSERT INTO opinion_source_rollups (entity_id, focus, aspect, sides, sources)
 SELECT entity_id, focus, name, sides, count(*)::int
 FROM (SELECT u.content_id, u.entity_id, k.focus, k.name,
         (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
-      FROM opinion_units u CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
+      FROM opinion_units u
+        CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
       GROUP BY u.content_id, u.entity_id, k.focus, k.name) per_original
 GROUP BY entity_id, focus, name, sides;
