@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CUE_FAMILIES, cueKindOf, kindFeatures } from "../../src/insights/enrichment/feedback-kind/features.js";
-import { classifySource, kindModel, SOURCE_CLASSES } from "../../src/insights/enrichment/feedback-kind/model.js";
+import { classifySource, classProbabilities, kindModel, SOURCE_CLASSES } from "../../src/insights/enrichment/feedback-kind/model.js";
 
 const BUG_ISSUE = {
   title: "Crash when opening a project with a symlinked config directory",
@@ -78,6 +78,22 @@ describe("feedback-kind model", () => {
   it("reads untitled reviews: a crash as a bug, a wish as a feature request", () => {
     expect(classifySource("", "Crashes every time I open it").kind).toBe("bug");
     expect(classifySource("", "Would be great to have a dark mode").kind).toBe("feature");
+  });
+
+  it("reads as the trained model scores: one lookup per feature gives the probabilities of every feature and its copy", () => {
+    const model = kindModel();
+    for (const [title, body] of [
+      [BUG_ISSUE.title, BUG_ISSUE.body],
+      [QUESTION_ISSUE.title, QUESTION_ISSUE.body],
+      [FEATURE_ISSUE.title, FEATURE_ISSUE.body],
+      ["", "Crashes every time I open it"],
+      ["", "Please add a dark mode, it would be five stars"],
+      ["", ""],
+    ] as const) {
+      const expected = classProbabilities(model, kindFeatures(title, body));
+      const { probabilities } = classifySource(title, body);
+      model.classes.forEach((c, i) => expect(probabilities[c]).toBeCloseTo(expected[i]!, 12));
+    }
   });
 
   it("is deterministic, and its probabilities sum to 1", () => {

@@ -135,13 +135,12 @@ export function nameOf(theme: Pick<Theme, "label">): string {
 
 /**
  * Units in the order a theme quotes them. For a focused question, units of the sources most clearly
- * of the asked feedback kind first (`fit`: the stored kind's confidence in tenths, below every
- * confidence for a source of another kind): "What bugs do users report most?" quotes the clearest bug reports. Then those that
- * name the aspect themselves before
- * those that take it from the clause before, those of sources of one mind (see
- * `Theme.conflicted`) before those of sources that also take the other side, those about
- * this aspect alone before those that also name others, the strongest first; one per
- * source before a second from any.
+ * of the asked feedback kind first (`fitOf`, focus.ts's kindFit, in tenths; a source of another kind
+ * after every other): "What bugs do users report most?" quotes the clearest bug reports. Then those
+ * that name the aspect themselves before those that take it from the clause before, those of sources
+ * of one mind (see `Theme.conflicted`) before those of sources that also take the other side, those
+ * about this aspect alone before those that also name others, the strongest first; one per source
+ * before a second from any.
  */
 function evidenceOrder(theme: Theme, fitOf?: ReadonlyMap<string, number>): Unit[] {
   const fitTenths = (u: Unit) => Math.floor((fitOf?.get(u.contentId) ?? 0) * 10);

@@ -32,7 +32,7 @@ function folded(model: KindModel, titled: boolean): Map<string, Float64Array> {
     const fold = (domain: string) => {
       const table = new Map<string, Float64Array>();
       for (const [name, w] of Object.entries(model.weights)) {
-        if (name.startsWith("titled|") || name.startsWith("untitled|")) continue;
+        if (name.startsWith(domainOf(true)) || name.startsWith(domainOf(false))) continue;
         const copy = model.weights[domain + name];
         table.set(
           name,
