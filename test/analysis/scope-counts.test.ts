@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Focus } from "../../src/insights/analysis/focus.js";
 import type { SearchMode } from "../../src/insights/analysis/schemas.js";
-import { type AnalysisScope, resolveScope, scopeCondition } from "../../src/insights/analysis/scope.js";
+import { type AnalysisScope, evidenceRowCondition, resolveScope, scopeCondition } from "../../src/insights/analysis/scope.js";
 import { type ScopeCounts, scopeCounts } from "../../src/insights/analysis/scope-counts.js";
 import type { Theme } from "../../src/insights/analysis/themes.js";
 import { Prisma } from "../../src/platform/db.js";
@@ -314,5 +314,44 @@ describe("the one-pass statement and the roll-ups answer what the per-theme stat
     await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ANY(${ids.slice(80, 100).map((c) => c.id)}::uuid[])`;
     await h.deps.db.$executeRaw`DELETE FROM content_store WHERE id = ANY(${ids.slice(80, 100).map((c) => c.id)}::uuid[])`;
     await expectSameCounts();
+  });
+
+  it("the stored originals per platform of whole entities are the sums of content_count_deltas, through stores, moves and removals", async () => {
+    const entities = [random.entityId, sibling, outside];
+    const counted = () => h.deps.db.$queryRaw<{ entity_id: string; platform: string; n: number }[]>`
+      SELECT c.entity_id::text, c.platform, count(*)::int AS n FROM content_store c
+      WHERE c.entity_id = ANY(${entities}::uuid[]) AND ${evidenceRowCondition()}
+      GROUP BY 1, 2 ORDER BY 1, 2`;
+    const summed = () => h.deps.db.$queryRaw<{ entity_id: string; platform: string; n: number }[]>`
+      SELECT d.entity_id::text, d.platform, sum(d.delta)::int AS n FROM content_count_deltas d
+      WHERE d.entity_id = ANY(${entities}::uuid[]) GROUP BY 1, 2 HAVING sum(d.delta) <> 0 ORDER BY 1, 2`;
+    const expectSame = async () => {
+      const want = await counted();
+      expect(want.length).toBeGreaterThan(5);
+      expect(await summed()).toEqual(want);
+    };
+    await expectSame();
+    const rows = await h.deps.db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM content_store WHERE entity_id = ANY(${entities}::uuid[]) ORDER BY id LIMIT 30`;
+    const at = (from: number, to: number) => rows.slice(from, to).map((r) => r.id);
+    // Rows change platform, entity, kind (a summary is no evidence) and metadata kind (a meeting note's own row).
+    await h.deps.db.$executeRaw`UPDATE content_store SET platform = 'web' WHERE id = ANY(${at(0, 5)}::uuid[])`;
+    await h.deps.db.$executeRaw`UPDATE content_store SET entity_id = ${sibling}::uuid WHERE id = ANY(${at(5, 8)}::uuid[])`;
+    await h.deps.db.$executeRaw`UPDATE content_store SET kind = 'summary' WHERE id = ANY(${at(8, 11)}::uuid[])`;
+    await h.deps.db.$executeRaw`UPDATE content_store SET metadata = '{"kind": "meeting_note"}' WHERE id = ANY(${at(11, 13)}::uuid[])`;
+    // Enrichment's columns change nothing counted.
+    await h.deps.db
+      .$executeRaw`UPDATE content_store SET feedback_kind = 'other', enriched_at = now() WHERE id = ANY(${at(13, 20)}::uuid[])`;
+    await expectSame();
+    await h.deps.db.$executeRaw`DELETE FROM content_store WHERE id = ANY(${at(20, 30)}::uuid[])`;
+    await expectSame();
+    // Folding an entity's rows keeps its sums.
+    await h.deps.db.$executeRaw`SELECT content_count_deltas_compact(${random.entityId}::uuid)`;
+    await expectSame();
+    const folded = await h.deps.db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM content_count_deltas WHERE entity_id = ${random.entityId}::uuid`;
+    const platforms = await h.deps.db.$queryRaw<{ n: number }[]>`
+      SELECT count(DISTINCT platform)::int AS n FROM content_store c WHERE c.entity_id = ${random.entityId}::uuid AND ${evidenceRowCondition()}`;
+    expect(folded).toEqual(platforms);
   });
 });

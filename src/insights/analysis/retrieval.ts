@@ -1,6 +1,6 @@
 import type { Db } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
-import { type AnalysisScope, isFirstParty, scopeCondition } from "./scope.js";
+import { type AnalysisScope, coversWholeEntities, isFirstParty, scopeCondition, scopeEntities } from "./scope.js";
 import { vectorRank } from "./vector.js";
 
 /**
@@ -44,8 +44,13 @@ export async function retrieve(
 ): Promise<RetrievalResult> {
   const condition = scopeCondition(scope);
   const limitations: string[] = [];
-  const counts = await db.$queryRaw<{ platform: string; n: bigint }[]>`
-    SELECT c.platform, count(*) AS n FROM content_store c WHERE ${condition} GROUP BY c.platform ORDER BY c.platform`;
+  // Whole entities: the sums of content_count_deltas (migration 20261129120000), not a count of their rows.
+  const counts = coversWholeEntities(scope)
+    ? await db.$queryRaw<{ platform: string; n: bigint }[]>`
+        SELECT d.platform, sum(d.delta)::bigint AS n FROM content_count_deltas d WHERE d.entity_id IN (${scopeEntities(scope)})
+        GROUP BY d.platform HAVING sum(d.delta) > 0 ORDER BY d.platform`
+    : await db.$queryRaw<{ platform: string; n: bigint }[]>`
+        SELECT c.platform, count(*) AS n FROM content_store c WHERE ${condition} GROUP BY c.platform ORDER BY c.platform`;
   const inScopeByPlatform = Object.fromEntries(counts.map((r) => [r.platform, Number(r.n)]));
   if (counts.length === 0) return { rows: [], inScopeByPlatform, limitations };
 

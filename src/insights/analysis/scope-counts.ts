@@ -1,6 +1,6 @@
 import { type Db, Prisma } from "../../platform/db.js";
 import type { Focus } from "./focus.js";
-import { type AnalysisScope, scopeCondition } from "./scope.js";
+import { type AnalysisScope, coversWholeEntities, scopeCondition, scopeEntities } from "./scope.js";
 import type { Theme } from "./themes.js";
 
 /**
@@ -63,7 +63,8 @@ export async function scopeCounts(
   const countable = themes.flatMap((t, i) => (unnamed.has(t.aspect) ? [] : [{ i, aspect: t.aspect }]));
   if (countable.length === 0 || scope.contentIds) return new Map();
   const aspects = [...new Set(countable.map((t) => t.aspect))];
-  const rows = rollupAnswers(scope) ? await fromRollups(db, scope, aspects, focus) : await fromUnits(db, scope, aspects, focus);
+  // The roll-ups hold every platform of an entity together: a scope narrowed to platforms reads the units.
+  const rows = coversWholeEntities(scope) ? await fromRollups(db, scope, aspects, focus) : await fromUnits(db, scope, aspects, focus);
   const byAspect = new Map(
     rows.map((r) => [
       r.aspect,
@@ -79,13 +80,6 @@ export async function scopeCounts(
 }
 
 type CountRow = { aspect: string; complaint: bigint; praise: bigint; request: bigint; neutral: bigint };
-
-/**
- * The roll-ups hold every platform of an entity together, so they answer a scope of whole entities (an
- * entity, a project's, a workspace's) without a platform filter: the default scope. A scope narrowed
- * to platforms or to public platforms reads the units.
- */
-const rollupAnswers = (scope: AnalysisScope) => scope.platforms === null && !scope.excludeFirstParty && scope.contentIds === null;
 
 /** The focus a question counts under in `opinion_source_rollups` ('' for every unit). */
 function rollupFocus(focus: Focus | null): string {
@@ -106,16 +100,13 @@ function rollupFocus(focus: Focus | null): string {
  * and aspect, whatever the number of originals.
  */
 function fromRollups(db: Db, scope: AnalysisScope, aspects: string[], focus: Focus | null): Promise<CountRow[]> {
-  const entities = scope.entityIds
-    ? Prisma.sql`SELECT e.id FROM entities e WHERE e.id = ANY(${scope.entityIds}::uuid[]) AND e.workspace_id = ANY(${scope.workspaceIds}::uuid[])`
-    : Prisma.sql`SELECT e.id FROM entities e WHERE e.workspace_id = ANY(${scope.workspaceIds}::uuid[])`;
   return db.$queryRaw<CountRow[]>`
     SELECT r.aspect, coalesce(sum(r.sources) FILTER (WHERE r.sides & 1 <> 0), 0)::bigint AS complaint,
       coalesce(sum(r.sources) FILTER (WHERE r.sides & 2 <> 0), 0)::bigint AS praise,
       coalesce(sum(r.sources) FILTER (WHERE r.sides & 4 <> 0), 0)::bigint AS request,
       coalesce(sum(r.sources) FILTER (WHERE r.sides = 0), 0)::bigint AS neutral
     FROM opinion_source_rollups r
-    WHERE r.entity_id IN (${entities}) AND r.focus = ${rollupFocus(focus)} AND r.aspect = ANY(${aspects}::text[])
+    WHERE r.entity_id IN (${scopeEntities(scope)}) AND r.focus = ${rollupFocus(focus)} AND r.aspect = ANY(${aspects}::text[])
     GROUP BY r.aspect
     HAVING sum(r.sources) > 0`;
 }

@@ -158,6 +158,20 @@ export function scopeCondition(scope: AnalysisScope): Prisma.Sql {
   return Prisma.join(parts, " AND ");
 }
 
+/**
+ * Whether the scope is whole entities (an entity, a project's or a workspace's, every platform, no
+ * provided rows): what the per-entity roll-ups answer (opinion_source_rollups, content_count_deltas).
+ */
+export const coversWholeEntities = (scope: AnalysisScope) =>
+  scope.platforms === null && !scope.excludeFirstParty && scope.contentIds === null;
+
+/** The scope's entities, as a subquery of ids (the workspaces' entities when it names none). */
+export function scopeEntities(scope: AnalysisScope): Prisma.Sql {
+  return scope.entityIds
+    ? Prisma.sql`SELECT e.id FROM entities e WHERE e.id = ANY(${scope.entityIds}::uuid[]) AND e.workspace_id = ANY(${scope.workspaceIds}::uuid[])`
+    : Prisma.sql`SELECT e.id FROM entities e WHERE e.workspace_id = ANY(${scope.workspaceIds}::uuid[])`;
+}
+
 export function scopeIsEmpty(scope: AnalysisScope): boolean {
   return (
     scope.workspaceIds.length === 0 ||
