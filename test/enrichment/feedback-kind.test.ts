@@ -92,7 +92,7 @@ describe("feedback-kind model", () => {
     ] as const) {
       const expected = classProbabilities(model, kindFeatures(title, body));
       const { probabilities } = classifySource(title, body);
-      model.classes.forEach((c, i) => expect(probabilities[c]).toBeCloseTo(expected[i]!, 12));
+      for (const [i, c] of model.classes.entries()) expect(probabilities[c]).toBeCloseTo(expected[i]!, 12);
     }
   });
 
