@@ -11,14 +11,15 @@ export const HASHING_DIMENSIONS = 384;
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
+/** One FNV-1a step: the hash state after one more UTF-16 code unit. */
+const step = (hash: number, code: number) => Math.imul(hash ^ code, FNV_PRIME);
+
 /** FNV-1a over the UTF-16 code units of `text`, continuing from `hash` (so a prefix's hash is computed once). */
-function fnv1a(text: string, hash = FNV_OFFSET, from = 0, to = text.length): number {
+function fnv1a(text: string, hash = FNV_OFFSET): number {
   let h = hash;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
+  for (let i = 0; i < text.length; i++) h = step(h, text.charCodeAt(i));
   return h;
 }
-
-const step = (hash: number, code: number) => Math.imul(hash ^ code, FNV_PRIME);
 /** The hash states after each feature family's prefix. */
 const WORD_PREFIX = fnv1a("w:");
 const BIGRAM_PREFIX = fnv1a("b:");

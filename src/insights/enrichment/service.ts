@@ -145,7 +145,7 @@ export async function enrichContent(
       // One statement for the chunk. Conditional, so a concurrent run of the same ids (a re-delivered
       // job) writes nothing twice; the vectors travel as one flat array, sliced per row by its position.
       const writes = todo.flatMap((row, index) =>
-        present.has(row.id) ? [{ id: row.id, vector: vectors[index] ?? [], kind: analysed[index]?.kind ?? null }] : [],
+        present.has(row.id) ? [{ id: row.id, vector: vectors[index] ?? [], reading: analysed[index]?.kind ?? null }] : [],
       );
       result.missing += todo.length - writes.length;
       if (writes.length === 0) return;
@@ -164,9 +164,9 @@ export async function enrichContent(
           dims,
           embedder.model,
           writes.map((w) => w.id),
-          writes.map((w) => w.kind?.kind ?? null),
+          writes.map((w) => w.reading?.kind ?? null),
           new Date(),
-          writes.map((w) => (w.kind ? Math.round(w.kind.confidence * 1e4) / 1e4 : null)),
+          writes.map((w) => (w.reading ? Math.round(w.reading.confidence * 1e4) / 1e4 : null)),
         ],
       );
       result.enriched += updated.rows.length;

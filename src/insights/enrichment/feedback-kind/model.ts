@@ -60,9 +60,18 @@ export function kindModel(): KindModel {
 
 /** Class probabilities (softmax of the linear scores) for features under a model. */
 export function classProbabilities(model: KindModel, features: Features): number[] {
-  const scores = [...model.bias];
+  return linearProbabilities(model.bias, features, (name) => model.weights[name]);
+}
+
+/** Softmax of the bias plus each feature's weights (looked up by its name) times its value. */
+function linearProbabilities(
+  bias: readonly number[],
+  features: Features,
+  weightsOf: (name: string) => ArrayLike<number> | undefined,
+): number[] {
+  const scores = [...bias];
   for (const [name, value] of features) {
-    const w = model.weights[name];
+    const w = weightsOf(name);
     if (!w) continue;
     for (let c = 0; c < scores.length; c++) scores[c]! += w[c]! * value;
   }
@@ -91,13 +100,7 @@ function softmax(scores: number[]): number[] {
 export function classifySource(title: string, content: string, model: KindModel = kindModel()): SourceKindGuess {
   const { features, titled } = sharedKindFeatures(title, content);
   const table = folded(model, titled);
-  const scores = [...model.bias];
-  for (const [name, value] of features) {
-    const w = table.get(name);
-    if (!w) continue;
-    for (let c = 0; c < scores.length; c++) scores[c]! += w[c]! * value;
-  }
-  const p = softmax(scores);
+  const p = linearProbabilities(model.bias, features, (name) => table.get(name));
   let best = 0;
   for (let c = 1; c < p.length; c++) if (p[c]! > p[best]!) best = c;
   const probabilities = Object.fromEntries(model.classes.map((k, i) => [k, p[i]!])) as Record<SourceClass, number>;
