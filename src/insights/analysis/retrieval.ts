@@ -1,11 +1,12 @@
 import type { Db } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { type AnalysisScope, coversWholeEntities, isFirstParty, scopeCondition, scopeEntities } from "./scope.js";
+import { TEXT_WINDOW, textRank } from "./text-rank.js";
 import { vectorRank } from "./vector.js";
 
 /**
  * Hybrid retrieval over the scope: a full-text ranking (any of the question's lexemes,
- * `ts_rank_cd` over `search_vector`) and a vector ranking (cosine to the question's
+ * `ts_rank_cd` over `search_vector`, text-rank.ts) and a vector ranking (cosine to the question's
  * embedding), fused by reciprocal rank fusion (k = 60). `user_first` adds one top rank's
  * worth (1/60) to first-party rows. Provided sources are all kept, in fused order.
  */
@@ -55,20 +56,22 @@ export async function retrieve(
   if (counts.length === 0) return { rows: [], inScopeByPlatform, limitations };
 
   const candidates = Math.max(limit * 4, 50);
-  const text = await db.$queryRaw<{ id: string }[]>`
-    WITH q AS (SELECT nullif(replace(plainto_tsquery('english', ${question})::text, '&', '|'), '')::tsquery AS q)
-    SELECT c.id FROM content_store c, q
-    WHERE ${condition} AND q.q IS NOT NULL AND c.search_vector @@ q.q
-    ORDER BY ts_rank_cd(c.search_vector, q.q, 32) DESC, c.id
-    LIMIT ${candidates}`;
+  const text = await textRank(db, scope, question, candidates);
+  if (text.windowed.length > 0) {
+    limitations.push(
+      `The question's word(s) ${text.windowed.map((w) => `'${w}'`).join(", ")} are in much of the scope, so matches of them were ranked among its ${TEXT_WINDOW.toLocaleString("en")} most recent rows (rarer words over all of it).`,
+    );
+  }
 
   let vectorIds: string[] = [];
   try {
     const [queryVector] = await embedder.embed([question]);
-    const ranked = await vectorRank(db, embedder, condition, queryVector ?? [], { limit: candidates });
+    const ranked = await vectorRank(db, embedder, scope, queryVector ?? [], { limit: candidates });
     vectorIds = ranked.hits.map((h) => h.id);
     if (ranked.unscored > 0) {
-      limitations.push(`${ranked.unscored} row(s) in scope are not enriched yet and were ranked by full-text match only.`);
+      limitations.push(
+        `${ranked.unscored} of the scope's most recent row(s) are not enriched yet and were ranked by full-text match only.`,
+      );
     }
   } catch (err) {
     limitations.push(`Vector ranking was unavailable (${(err as Error).message}); rows were ranked by full-text match only.`);
@@ -82,10 +85,7 @@ export async function retrieve(
       entry.via.add(via);
       fused.set(id, entry);
     });
-  add(
-    text.map((r) => r.id),
-    "text",
-  );
+  add(text.ids, "text");
   add(vectorIds, "vector");
   if (scope.contentIds) {
     // Provided rows are kept whatever their rank, but only those the scope admits (visible, and evidence).

@@ -1,23 +1,52 @@
 import { type Db, Prisma } from "../../platform/db.js";
 import type { Focus } from "./focus.js";
 import type { RetrievedRow } from "./retrieval.js";
-import { type AnalysisScope, scopeCondition } from "./scope.js";
+import { type AnalysisScope, scopeCondition, scopeEntities } from "./scope.js";
 
 /**
  * Retrieval ranks rows by the question's words, but people name an aspect in many ways
  * ("$10 a month", "too expensive" are about pricing), and a broad question ("What are the
  * biggest complaints?") is about every source. So the retrieved rows are topped up, up to
- * the depth's row limit: for a focused question (focus.ts) first with rows that hold statements
- * of the asked kind (the sources most clearly of the matching feedback kind first), then with rows
- * whose stored opinion units are about an aspect the question names, then with the scope's other
- * rows, most recently published first.
- * Added rows rank after every retrieved row.
+ * the depth's row limit: for a focused question (focus.ts) first with the sources enrichment
+ * read as of the matching feedback kind, most surely so first, then with sources holding
+ * statements of the asked kind; then with sources whose stored opinion units are about an aspect
+ * the question names; then with the scope's other rows, most recently seen (published, else
+ * stored) first. Added rows rank after every retrieved row.
+ *
+ * Every read follows an index in its order, per entity of the scope, and stops at what it needs,
+ * so the cost does not grow with the scope (ten million originals read like ten thousand): the
+ * statements are looked for among each entity's newest UNIT_WINDOW opinion units
+ * (opinion_units_entity_seen_idx), the sources of a kind along content_store_entity_kind_sure_idx
+ * and the recent ones along content_store_entity_seen_idx. The counts an analysis reports are over
+ * the whole scope in any case (scope-counts.ts); this only picks what it reads and quotes.
  */
 type Row = Omit<RetrievedRow, "score" | "via">;
+
+/** Each entity's most recent opinion units that a statement-driven tier looks among. */
+export const UNIT_WINDOW = 200_000;
 
 const COLUMNS = Prisma.sql`c.id, c.entity_id AS "entityId", c.platform, c.kind, c.url, c.title, c.author,
   c.published_at AS "publishedAt", c.content, c.feedback_kind AS "feedbackKind",
   c.feedback_kind_confidence AS "feedbackKindConfidence"`;
+
+/** Sources of the scope whose statements among each entity's newest UNIT_WINDOW units match `match` (over `u`). */
+function bySeenStatements(scope: AnalysisScope, have: string[], match: Prisma.Sql, heapColumns: boolean, limit: number) {
+  // Without churn or comparisons the walk reads the index alone (kind and aspect are in its INCLUDE).
+  const columns = heapColumns ? Prisma.sql`, u.churn, u.compared_with` : Prisma.empty;
+  return Prisma.sql`
+    SELECT ${COLUMNS} FROM (
+      SELECT u.content_id, max(u.seen_at) AS seen FROM (${scopeEntities(scope)}) e
+      CROSS JOIN LATERAL (
+        SELECT u.content_id, u.seen_at, u.kind, u.aspect ${columns} FROM opinion_units u
+        WHERE u.entity_id = e.id AND u.seen_at IS NOT NULL
+        ORDER BY u.seen_at DESC LIMIT ${UNIT_WINDOW}) u
+      WHERE ${match}
+      GROUP BY u.content_id) m
+    JOIN content_store c ON c.id = m.content_id
+    WHERE ${scopeCondition(scope)} AND c.id <> ALL(${have}::uuid[])
+    ORDER BY m.seen DESC, c.id DESC
+    LIMIT ${limit}`;
+}
 
 export async function topUpFromScope(
   db: Db,
@@ -30,38 +59,49 @@ export async function topUpFromScope(
   const out = [...rows];
   const have = () => out.map((r) => r.id);
   const add = (extra: Row[]) => out.push(...extra.map((r) => ({ ...r, score: 0, via: [] })));
-  if (out.length < limit && focus && (focus.unitKinds.length > 0 || focus.churn || focus.compared)) {
-    // A focused question first takes the scope's sources that hold statements of the asked kind.
+  const wanted = () => limit - out.length;
+  if (wanted() > 0 && focus && focus.feedbackKinds.length > 0) {
+    // Per entity and kind, along (entity_id, feedback_kind, confidence desc, created_at desc, id desc).
+    const skip = have();
     add(
       await db.$queryRaw<Row[]>`
-        SELECT ${COLUMNS} FROM content_store c
-        WHERE ${scopeCondition(scope)} AND c.id <> ALL(${have()}::uuid[])
-          AND (c.feedback_kind = ANY(${focus.feedbackKinds}::text[])
-            OR EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id
-              AND (u.kind = ANY(${focus.unitKinds}::text[]) OR (${focus.churn} AND u.churn) OR (${focus.compared} AND u.compared_with IS NOT NULL))))
-        ORDER BY (c.feedback_kind = ANY(${focus.feedbackKinds}::text[])) DESC,
-          CASE WHEN c.feedback_kind = ANY(${focus.feedbackKinds}::text[]) THEN c.feedback_kind_confidence END DESC NULLS LAST,
-          c.published_at DESC NULLS LAST, c.created_at DESC, c.id
-        LIMIT ${limit - out.length}`,
+        SELECT ${COLUMNS} FROM (${scopeEntities(scope)}) e
+        CROSS JOIN unnest(${focus.feedbackKinds}::text[]) k(kind)
+        CROSS JOIN LATERAL (
+          SELECT c.id FROM content_store c
+          WHERE c.entity_id = e.id AND c.feedback_kind = k.kind AND ${scopeCondition(scope)}
+          ORDER BY c.feedback_kind_confidence DESC NULLS LAST, c.created_at DESC, c.id DESC
+          LIMIT ${wanted() + skip.length}) s
+        JOIN content_store c ON c.id = s.id
+        WHERE c.id <> ALL(${skip}::uuid[])
+        ORDER BY c.feedback_kind_confidence DESC NULLS LAST, c.created_at DESC, c.id DESC
+        LIMIT ${wanted()}`,
     );
   }
-  if (out.length < limit && aspects.length > 0) {
-    add(
-      await db.$queryRaw<Row[]>`
-        SELECT ${COLUMNS} FROM content_store c
-        WHERE ${scopeCondition(scope)} AND c.id <> ALL(${have()}::uuid[])
-          AND EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id AND u.aspect = ANY(${aspects}::text[]))
-        ORDER BY c.published_at DESC NULLS LAST, c.created_at DESC, c.id
-        LIMIT ${limit - out.length}`,
-    );
+  if (wanted() > 0 && focus && (focus.unitKinds.length > 0 || focus.churn || focus.compared)) {
+    const match = Prisma.sql`(u.kind = ANY(${focus.unitKinds}::text[])
+      ${focus.churn ? Prisma.sql`OR u.churn` : Prisma.empty}
+      ${focus.compared ? Prisma.sql`OR u.compared_with IS NOT NULL` : Prisma.empty})`;
+    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, have(), match, focus.churn || focus.compared, wanted())));
   }
-  if (out.length < limit) {
+  if (wanted() > 0 && aspects.length > 0) {
+    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, have(), Prisma.sql`u.aspect = ANY(${aspects}::text[])`, false, wanted())));
+  }
+  if (wanted() > 0) {
+    // Per entity, newest seen first along content_store_entity_seen_idx.
+    const skip = have();
     add(
       await db.$queryRaw<Row[]>`
-        SELECT ${COLUMNS} FROM content_store c
-        WHERE ${scopeCondition(scope)} AND c.id <> ALL(${have()}::uuid[])
-        ORDER BY c.published_at DESC NULLS LAST, c.created_at DESC, c.id
-        LIMIT ${limit - out.length}`,
+        SELECT ${COLUMNS} FROM (${scopeEntities(scope)}) e
+        CROSS JOIN LATERAL (
+          SELECT c.id, coalesce(c.published_at, c.created_at) AS seen FROM content_store c
+          WHERE c.entity_id = e.id AND ${scopeCondition(scope)}
+          ORDER BY coalesce(c.published_at, c.created_at) DESC
+          LIMIT ${wanted() + skip.length}) s
+        JOIN content_store c ON c.id = s.id
+        WHERE c.id <> ALL(${skip}::uuid[])
+        ORDER BY s.seen DESC, c.id DESC
+        LIMIT ${wanted()}`,
     );
   }
   return out;

@@ -172,6 +172,22 @@ export function scopeEntities(scope: AnalysisScope): Prisma.Sql {
     : Prisma.sql`SELECT e.id FROM entities e WHERE e.workspace_id = ANY(${scope.workspaceIds}::uuid[])`;
 }
 
+/**
+ * The scope's `limit` most recently stored rows, newest first (id and `columns` over alias `c`, plus
+ * `stored_at`): each of the scope's entities is read backwards along its (entity_id, created_at, id)
+ * index, at most `limit` rows each, so the cost follows the limit and the number of entities, not
+ * the number of rows in scope.
+ */
+export function newestInScope(scope: AnalysisScope, columns: Prisma.Sql, limit: number): Prisma.Sql {
+  return Prisma.sql`
+    SELECT x.* FROM (${scopeEntities(scope)}) e
+    CROSS JOIN LATERAL (
+      SELECT c.id, c.created_at AS stored_at, ${columns} FROM content_store c
+      WHERE c.entity_id = e.id AND ${scopeCondition(scope)}
+      ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit}) x
+    ORDER BY x.stored_at DESC, x.id DESC LIMIT ${limit}`;
+}
+
 export function scopeIsEmpty(scope: AnalysisScope): boolean {
   return (
     scope.workspaceIds.length === 0 ||

@@ -1,13 +1,16 @@
-import type { Db, Prisma } from "../../platform/db.js";
+import { type Db, Prisma } from "../../platform/db.js";
 import { cosine } from "../embed/hashing.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { embeddingText } from "../enrichment/service.js";
+import { type AnalysisScope, newestInScope } from "./scope.js";
 
 /**
  * Vector scoring over `content_store.embedding` (real[]), kept behind this one module so
- * that a server with pgvector can replace the scan with an index query. Rows embedded
- * with the current model are scored from the store (the most recent `maxScan` in scope);
- * rows not yet enriched are embedded on the fly, up to `maxOnTheFly` of them.
+ * that a server with pgvector can replace the scan with an index query. The ranking looks at
+ * the scope's newest `maxScan` stored rows (read per entity in the order of an index, so the
+ * cost does not grow with the scope): rows embedded with the current model are scored from the
+ * store; the others of that window (not enriched yet, or embedded by another model) are embedded
+ * on the fly, up to `maxOnTheFly` of them. Older rows are left to the full-text ranking.
  */
 export interface VectorHit {
   id: string;
@@ -16,14 +19,22 @@ export interface VectorHit {
 
 export interface VectorRankResult {
   hits: VectorHit[];
-  /** Rows in scope that could not be scored (not enriched, beyond the on-the-fly budget). */
+  /** Rows of the window that could not be scored (not enriched, beyond the on-the-fly budget). */
   unscored: number;
+}
+
+interface WindowRow {
+  id: string;
+  /** Null unless embedded with the current model. */
+  embedding: number[] | null;
+  title: string | null;
+  content: string | null;
 }
 
 export async function vectorRank(
   db: Db,
   embedder: EmbeddingProvider,
-  condition: Prisma.Sql,
+  scope: AnalysisScope,
   queryVector: number[],
   options: { limit: number; maxScan?: number; maxOnTheFly?: number; minSimilarity?: number },
 ): Promise<VectorRankResult> {
@@ -31,28 +42,27 @@ export async function vectorRank(
   const maxOnTheFly = options.maxOnTheFly ?? 200;
   const minSimilarity = options.minSimilarity ?? 0.1;
 
-  const stored = await db.$queryRaw<{ id: string; embedding: number[] }[]>`
-    SELECT c.id, c.embedding FROM content_store c
-    WHERE ${condition} AND c.embedding_model = ${embedder.model} AND c.embedding IS NOT NULL
-    ORDER BY c.created_at DESC, c.id LIMIT ${maxScan}`;
-  const pending = await db.$queryRaw<{ id: string; title: string; content: string }[]>`
-    SELECT c.id, c.title, left(c.content, 8000) AS content FROM content_store c
-    WHERE ${condition} AND (c.embedding_model IS DISTINCT FROM ${embedder.model} OR c.embedding IS NULL)
-    ORDER BY c.created_at DESC, c.id LIMIT ${maxOnTheFly + 1}`;
+  // The text is read only for rows that need embedding (a CASE does not evaluate its other branch).
+  const current = Prisma.sql`c.embedding_model = ${embedder.model} AND c.embedding IS NOT NULL`;
+  const window = await db.$queryRaw<WindowRow[]>(
+    newestInScope(
+      scope,
+      Prisma.sql`CASE WHEN ${current} THEN c.embedding END AS embedding,
+        CASE WHEN ${current} THEN NULL ELSE c.title END AS title,
+        CASE WHEN ${current} THEN NULL ELSE left(c.content, 8000) END AS content`,
+      maxScan,
+    ),
+  );
+  const stored = window.filter((r) => r.embedding !== null);
+  const pending = window.filter((r) => r.embedding === null);
   const onTheFly = pending.slice(0, maxOnTheFly);
-  let unscored = pending.length > maxOnTheFly ? 1 : 0;
-  if (unscored > 0) {
-    const [row] = await db.$queryRaw<{ n: bigint }[]>`
-      SELECT count(*) AS n FROM content_store c
-      WHERE ${condition} AND (c.embedding_model IS DISTINCT FROM ${embedder.model} OR c.embedding IS NULL)`;
-    unscored = Number(row?.n ?? 0) - maxOnTheFly;
-  }
-  const fresh = onTheFly.length > 0 ? await embedder.embed(onTheFly.map(embeddingText)) : [];
+  const fresh =
+    onTheFly.length > 0 ? await embedder.embed(onTheFly.map((r) => embeddingText({ title: r.title ?? "", content: r.content ?? "" }))) : [];
 
   const hits: VectorHit[] = [
-    ...stored.map((r) => ({ id: r.id, similarity: cosine(queryVector, r.embedding) })),
+    ...stored.map((r) => ({ id: r.id, similarity: cosine(queryVector, r.embedding!) })),
     ...onTheFly.map((r, i) => ({ id: r.id, similarity: cosine(queryVector, fresh[i] ?? []) })),
   ].filter((h) => h.similarity >= minSimilarity);
   hits.sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id));
-  return { hits: hits.slice(0, options.limit), unscored };
+  return { hits: hits.slice(0, options.limit), unscored: pending.length - onTheFly.length };
 }
