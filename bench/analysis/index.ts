@@ -307,7 +307,9 @@ async function main() {
         }
         times.sort((a, b) => a - b);
         const ms = (v: number) => `${v.toFixed(0)} ms`;
-        log(`| ${size.toLocaleString("en")} | ${name} | ${RUNS} | ${ms(times[0]!)} | ${ms(times[Math.floor(times.length / 2)]!)} | ${ms(times.at(-1)!)} |`);
+        log(
+          `| ${size.toLocaleString("en")} | ${name} | ${RUNS} | ${ms(times[0]!)} | ${ms(times[Math.floor(times.length / 2)]!)} | ${ms(times.at(-1)!)} |`,
+        );
       }
     }
     log();

@@ -62,8 +62,9 @@ async function dropIndexes(pool: pg.Pool): Promise<void> {
  */
 export async function replicateEntity(pool: pg.Pool, baseEntity: string, targetEntity: string, copies: number): Promise<void> {
   const started = performance.now();
-  const [{ n: baseRows }] = (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM content_store WHERE entity_id = $1", [baseEntity]))
-    .rows as [{ n: number }];
+  const [{ n: baseRows }] = (
+    await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM content_store WHERE entity_id = $1", [baseEntity])
+  ).rows as [{ n: number }];
   await dropIndexes(pool);
   const client = await pool.connect();
   try {
