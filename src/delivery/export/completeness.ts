@@ -78,21 +78,25 @@ async function scopeEntities(
   return { entities, workspaceIds: [...workspaceIds].sort() };
 }
 
+/**
+ * The audit's counts per entity and platform: sums of content_count_deltas, which triggers on content_store
+ * and opinion_units keep exact (migration 20261130100000_content_audit_deltas), so no stored row is read.
+ */
 async function contentCounts(db: Db, entityIds: string[], platform: string | undefined): Promise<CountsRow[]> {
   if (entityIds.length === 0) return [];
   return db.$queryRaw<CountsRow[]>`
-    SELECT c.entity_id, c.platform,
-      count(*)::int AS rows,
-      count(*) FILTER (WHERE c.kind = 'comment')::int AS comments,
-      count(*) FILTER (WHERE c.content ~ '[^[:space:]]')::int AS with_text,
-      count(*) FILTER (WHERE c.url <> '')::int AS with_url,
-      count(*) FILTER (WHERE coalesce(cardinality(c.embedding), 0) > 0)::int AS with_embedding,
-      count(*) FILTER (WHERE ou.has)::int AS with_opinion_units,
-      count(*) FILTER (WHERE coalesce(cardinality(c.embedding), 0) > 0 AND (ou.has OR c.enriched_at IS NOT NULL))::int AS with_enrichment
-    FROM content_store c
-    LEFT JOIN LATERAL (SELECT true AS has FROM opinion_units o WHERE o.content_id = c.id LIMIT 1) ou ON true
-    WHERE c.entity_id = ANY(${entityIds}::uuid[]) AND (${platform ?? null}::text IS NULL OR c.platform = ${platform ?? null}::text)
-    GROUP BY c.entity_id, c.platform`;
+    SELECT d.entity_id, d.platform,
+      sum(d.rows)::int AS rows,
+      sum(d.comments)::int AS comments,
+      sum(d.with_text)::int AS with_text,
+      sum(d.with_url)::int AS with_url,
+      sum(d.with_embedding)::int AS with_embedding,
+      sum(d.with_units)::int AS with_opinion_units,
+      sum(d.with_enrichment)::int AS with_enrichment
+    FROM content_count_deltas d
+    WHERE d.entity_id = ANY(${entityIds}::uuid[]) AND (${platform ?? null}::text IS NULL OR d.platform = ${platform ?? null}::text)
+    GROUP BY d.entity_id, d.platform
+    HAVING sum(d.rows) <> 0`;
 }
 
 /** When each deleted original of the entities went, per platform (ids and times only). */
