@@ -1,7 +1,7 @@
 import { type Db, Prisma } from "../../platform/db.js";
 import type { Focus } from "./focus.js";
 import type { RetrievedRow } from "./retrieval.js";
-import { type AnalysisScope, scopeCondition, scopeEntities } from "./scope.js";
+import { type AnalysisScope, entitiesInScope, mergedReads, scopeCondition } from "./scope.js";
 
 /**
  * Retrieval ranks rows by the question's words, but people name an aspect in many ways
@@ -13,33 +13,44 @@ import { type AnalysisScope, scopeCondition, scopeEntities } from "./scope.js";
  * the question names; then with the scope's other rows, most recently seen (published, else
  * stored) first. Added rows rank after every retrieved row.
  *
- * Every read follows an index in its order, per entity of the scope, and stops at what it needs,
- * so the cost does not grow with the scope (ten million originals read like ten thousand): the
- * statements are looked for among each entity's newest UNIT_WINDOW opinion units
- * (opinion_units_entity_seen_idx), the sources of a kind along content_store_entity_kind_sure_idx
- * and the recent ones along content_store_entity_seen_idx. The counts an analysis reports are over
- * the whole scope in any case (scope-counts.ts); this only picks what it reads and quotes.
+ * Every read follows an index in its order for each entity of the scope, the entities' reads merged
+ * (mergedReads) and stopped at what the tier needs, so the cost does not grow with the scope (ten
+ * million originals read like ten thousand): the sources of a kind along content_store_entity_kind_sure_idx,
+ * the recent ones along content_store_entity_seen_idx, and statements among the scope's newest UNIT_WINDOW
+ * opinion units (opinion_units_entity_seen_idx). The counts an analysis reports are over the whole scope in
+ * any case (scope-counts.ts); this only picks what it reads and quotes.
  */
 type Row = Omit<RetrievedRow, "score" | "via">;
 
-/** Each entity's most recent opinion units that a statement-driven tier looks among. */
+/** The scope's most recent opinion units that a statement tier looks among. */
 export const UNIT_WINDOW = 200_000;
 
 const COLUMNS = Prisma.sql`c.id, c.entity_id AS "entityId", c.platform, c.kind, c.url, c.title, c.author,
   c.published_at AS "publishedAt", c.content, c.feedback_kind AS "feedbackKind",
   c.feedback_kind_confidence AS "feedbackKindConfidence"`;
 
-/** Sources of the scope whose statements among each entity's newest UNIT_WINDOW units match `match` (over `u`). */
-function bySeenStatements(scope: AnalysisScope, have: string[], match: Prisma.Sql, heapColumns: boolean, limit: number) {
+/** Sources of the scope whose statements among its newest UNIT_WINDOW units match `match` (over `u`), newest first. */
+function bySeenStatements(
+  scope: AnalysisScope,
+  entityIds: string[],
+  have: string[],
+  match: Prisma.Sql,
+  heapColumns: boolean,
+  limit: number,
+) {
   // Without churn or comparisons the walk reads the index alone (kind and aspect are in its INCLUDE).
   const columns = heapColumns ? Prisma.sql`, u.churn, u.compared_with` : Prisma.empty;
+  const units = mergedReads(
+    entityIds,
+    (entity) => Prisma.sql`SELECT u.content_id, u.seen_at, u.kind, u.aspect ${columns} FROM opinion_units u
+      WHERE u.entity_id = ${entity}::uuid AND u.seen_at IS NOT NULL
+      ORDER BY u.seen_at DESC LIMIT ${UNIT_WINDOW}`,
+    Prisma.sql`x.seen_at DESC`,
+    UNIT_WINDOW,
+  );
   return Prisma.sql`
     SELECT ${COLUMNS} FROM (
-      SELECT u.content_id, max(u.seen_at) AS seen FROM (${scopeEntities(scope)}) e
-      CROSS JOIN LATERAL (
-        SELECT u.content_id, u.seen_at, u.kind, u.aspect ${columns} FROM opinion_units u
-        WHERE u.entity_id = e.id AND u.seen_at IS NOT NULL
-        ORDER BY u.seen_at DESC LIMIT ${UNIT_WINDOW}) u
+      SELECT u.content_id, max(u.seen_at) AS seen FROM (${units}) u
       WHERE ${match}
       GROUP BY u.content_id) m
     JOIN content_store c ON c.id = m.content_id
@@ -57,24 +68,30 @@ export async function topUpFromScope(
   focus: Focus | null = null,
 ): Promise<RetrievedRow[]> {
   const out = [...rows];
+  if (out.length >= limit) return out;
+  const entityIds = await entitiesInScope(db, scope);
+  if (entityIds.length === 0) return out;
   const have = () => out.map((r) => r.id);
   const add = (extra: Row[]) => out.push(...extra.map((r) => ({ ...r, score: 0, via: [] })));
   const wanted = () => limit - out.length;
   if (wanted() > 0 && focus && focus.feedbackKinds.length > 0) {
     // Per entity and kind, along (entity_id, feedback_kind, confidence desc, created_at desc, id desc).
     const skip = have();
+    const sure = mergedReads(
+      entityIds.flatMap((entity) => focus.feedbackKinds.map((kind) => ({ entity, kind }))),
+      ({ entity, kind }) => Prisma.sql`SELECT c.id, c.feedback_kind_confidence AS sure, c.created_at AS stored_at
+        FROM content_store c
+        WHERE c.entity_id = ${entity}::uuid AND c.feedback_kind = ${kind} AND ${scopeCondition(scope)}
+        ORDER BY c.feedback_kind_confidence DESC NULLS LAST, c.created_at DESC, c.id DESC
+        LIMIT ${wanted() + skip.length}`,
+      Prisma.sql`x.sure DESC NULLS LAST, x.stored_at DESC, x.id DESC`,
+      wanted() + skip.length,
+    );
     add(
       await db.$queryRaw<Row[]>`
-        SELECT ${COLUMNS} FROM (${scopeEntities(scope)}) e
-        CROSS JOIN unnest(${focus.feedbackKinds}::text[]) k(kind)
-        CROSS JOIN LATERAL (
-          SELECT c.id FROM content_store c
-          WHERE c.entity_id = e.id AND c.feedback_kind = k.kind AND ${scopeCondition(scope)}
-          ORDER BY c.feedback_kind_confidence DESC NULLS LAST, c.created_at DESC, c.id DESC
-          LIMIT ${wanted() + skip.length}) s
-        JOIN content_store c ON c.id = s.id
+        SELECT ${COLUMNS} FROM (${sure}) s JOIN content_store c ON c.id = s.id
         WHERE c.id <> ALL(${skip}::uuid[])
-        ORDER BY c.feedback_kind_confidence DESC NULLS LAST, c.created_at DESC, c.id DESC
+        ORDER BY s.sure DESC NULLS LAST, s.stored_at DESC, s.id DESC
         LIMIT ${wanted()}`,
     );
   }
@@ -82,25 +99,32 @@ export async function topUpFromScope(
     const match = Prisma.sql`(u.kind = ANY(${focus.unitKinds}::text[])
       ${focus.churn ? Prisma.sql`OR u.churn` : Prisma.empty}
       ${focus.compared ? Prisma.sql`OR u.compared_with IS NOT NULL` : Prisma.empty})`;
-    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, have(), match, focus.churn || focus.compared, wanted())));
+    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, entityIds, have(), match, focus.churn || focus.compared, wanted())));
   }
   if (wanted() > 0 && aspects.length > 0) {
-    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, have(), Prisma.sql`u.aspect = ANY(${aspects}::text[])`, false, wanted())));
+    add(
+      await db.$queryRaw<Row[]>(
+        bySeenStatements(scope, entityIds, have(), Prisma.sql`u.aspect = ANY(${aspects}::text[])`, false, wanted()),
+      ),
+    );
   }
   if (wanted() > 0) {
-    // Per entity, newest seen first along content_store_entity_seen_idx.
+    // Newest seen first, along each entity's content_store_entity_seen_idx.
     const skip = have();
+    const recent = mergedReads(
+      entityIds,
+      (entity) => Prisma.sql`SELECT c.id, coalesce(c.published_at, c.created_at) AS seen FROM content_store c
+        WHERE c.entity_id = ${entity}::uuid AND ${scopeCondition(scope)}
+        ORDER BY coalesce(c.published_at, c.created_at) DESC, c.id DESC
+        LIMIT ${wanted() + skip.length}`,
+      Prisma.sql`x.seen DESC, x.id DESC`,
+      wanted() + skip.length,
+    );
     add(
       await db.$queryRaw<Row[]>`
-        SELECT ${COLUMNS} FROM (${scopeEntities(scope)}) e
-        CROSS JOIN LATERAL (
-          SELECT c.id, coalesce(c.published_at, c.created_at) AS seen FROM content_store c
-          WHERE c.entity_id = e.id AND ${scopeCondition(scope)}
-          ORDER BY coalesce(c.published_at, c.created_at) DESC
-          LIMIT ${wanted() + skip.length}) s
-        JOIN content_store c ON c.id = s.id
+        SELECT ${COLUMNS} FROM (${recent}) s JOIN content_store c ON c.id = s.id
         WHERE c.id <> ALL(${skip}::uuid[])
-        ORDER BY s.seen DESC, c.id DESC
+        ORDER BY s.seen DESC, s.id DESC
         LIMIT ${wanted()}`,
     );
   }

@@ -172,20 +172,38 @@ export function scopeEntities(scope: AnalysisScope): Prisma.Sql {
     : Prisma.sql`SELECT e.id FROM entities e WHERE e.workspace_id = ANY(${scope.workspaceIds}::uuid[])`;
 }
 
+/** The ids of the scope's entities (those it names, else every entity of its workspaces), in id order. */
+export async function entitiesInScope(db: Db, scope: AnalysisScope): Promise<string[]> {
+  const rows = await db.$queryRaw<{ id: string }[]>`${scopeEntities(scope)} ORDER BY e.id`;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * `child(part)`, a SELECT ordered by `order` and limited (one entity's rows, say), for each part, merged
+ * by `order` (over the children's output columns, alias `x`) and limited. PostgreSQL merges the
+ * children's index scans (Merge Append) and reads each only as far as the limit needs, so a read of the
+ * newest rows costs what the limit asks, however many entities and rows the scope holds.
+ */
+export function mergedReads<T>(parts: readonly T[], child: (part: T) => Prisma.Sql, order: Prisma.Sql, limit: number): Prisma.Sql {
+  if (parts.length === 0) throw new Error("mergedReads needs at least one part");
+  const reads = parts.map((part) => Prisma.sql`(${child(part)})`);
+  return Prisma.sql`SELECT x.* FROM (${Prisma.join(reads, " UNION ALL ")}) x ORDER BY ${order} LIMIT ${limit}`;
+}
+
 /**
  * The scope's `limit` most recently stored rows, newest first (id and `columns` over alias `c`, plus
- * `stored_at`): each of the scope's entities is read backwards along its (entity_id, created_at, id)
- * index, at most `limit` rows each, so the cost follows the limit and the number of entities, not
- * the number of rows in scope.
+ * `stored_at`), read along each entity's (entity_id, created_at, id) index and merged.
  */
-export function newestInScope(scope: AnalysisScope, columns: Prisma.Sql, limit: number): Prisma.Sql {
-  return Prisma.sql`
-    SELECT x.* FROM (${scopeEntities(scope)}) e
-    CROSS JOIN LATERAL (
-      SELECT c.id, c.created_at AS stored_at, ${columns} FROM content_store c
-      WHERE c.entity_id = e.id AND ${scopeCondition(scope)}
-      ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit}) x
-    ORDER BY x.stored_at DESC, x.id DESC LIMIT ${limit}`;
+export function newestInScope(scope: AnalysisScope, entityIds: string[], columns: Prisma.Sql | null, limit: number): Prisma.Sql {
+  const more = columns ? Prisma.sql`, ${columns}` : Prisma.empty;
+  return mergedReads(
+    entityIds,
+    (entity) => Prisma.sql`SELECT c.id, c.created_at AS stored_at ${more} FROM content_store c
+      WHERE c.entity_id = ${entity}::uuid AND ${scopeCondition(scope)}
+      ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit}`,
+    Prisma.sql`x.stored_at DESC, x.id DESC`,
+    limit,
+  );
 }
 
 export function scopeIsEmpty(scope: AnalysisScope): boolean {

@@ -1,13 +1,13 @@
 import { type Db, Prisma } from "../../platform/db.js";
-import { type AnalysisScope, newestInScope, scopeCondition } from "./scope.js";
+import { type AnalysisScope, entitiesInScope, newestInScope, scopeCondition } from "./scope.js";
 
 /**
  * The full-text half of retrieval: any of the question's lexemes, ranked by `ts_rank_cd` over
  * `search_vector`. Ranking reads every match, and a word found in much of the scope (the product's
  * own name, "like", "use") matches millions of rows of a large entity. So each lexeme's matches in
  * scope are first estimated by the planner (nothing is read); when one exceeds RANK_ALL_UP_TO:
- * - the whole question is ranked among the scope's TEXT_WINDOW most recently stored rows, read per
- *   entity in index order (newestInScope), and
+ * - the whole question is ranked among the scope's TEXT_WINDOW most recently stored rows, read along
+ *   each entity's index and merged (newestInScope), and
  * - the question's rarer lexemes are ranked over the whole scope through the GIN, by the same
  *   score, so a rare word's older matches are still found;
  * and the two are merged by score. Otherwise every match is ranked, as before.
@@ -58,9 +58,11 @@ export async function textRank(
     return { ids: rows.map((r) => r.id), windowed };
   }
   const rare = lexemes.filter((l) => !windowed.includes(l));
+  const entityIds = await entitiesInScope(db, scope);
+  if (entityIds.length === 0) return { ids: [], windowed };
   const recent = await db.$queryRaw<{ id: string; score: number }[]>`
     SELECT w.id, ts_rank_cd(w.search_vector, ${q}, 32)::float8 AS score
-    FROM (${newestInScope(scope, Prisma.sql`c.search_vector`, options.window ?? TEXT_WINDOW)}) w
+    FROM (${newestInScope(scope, entityIds, Prisma.sql`c.search_vector`, options.window ?? TEXT_WINDOW)}) w
     WHERE w.search_vector @@ ${q}
     ORDER BY score DESC, w.id
     LIMIT ${candidates}`;

@@ -2,7 +2,7 @@ import { type Db, Prisma } from "../../platform/db.js";
 import { cosine } from "../embed/hashing.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
 import { embeddingText } from "../enrichment/service.js";
-import { type AnalysisScope, newestInScope } from "./scope.js";
+import { type AnalysisScope, entitiesInScope, newestInScope } from "./scope.js";
 
 /**
  * Vector scoring over `content_store.embedding` (real[]), kept behind this one module so
@@ -42,17 +42,17 @@ export async function vectorRank(
   const maxOnTheFly = options.maxOnTheFly ?? 200;
   const minSimilarity = options.minSimilarity ?? 0.1;
 
-  // The text is read only for rows that need embedding (a CASE does not evaluate its other branch).
+  const entityIds = await entitiesInScope(db, scope);
+  if (entityIds.length === 0) return { hits: [], unscored: 0 };
+  // The window's ids first (index order, no row's vector read), then the vectors of those rows; the text
+  // only of rows that need embedding (a CASE does not evaluate its other branch).
   const current = Prisma.sql`c.embedding_model = ${embedder.model} AND c.embedding IS NOT NULL`;
-  const window = await db.$queryRaw<WindowRow[]>(
-    newestInScope(
-      scope,
-      Prisma.sql`CASE WHEN ${current} THEN c.embedding END AS embedding,
-        CASE WHEN ${current} THEN NULL ELSE c.title END AS title,
-        CASE WHEN ${current} THEN NULL ELSE left(c.content, 8000) END AS content`,
-      maxScan,
-    ),
-  );
+  const window = await db.$queryRaw<WindowRow[]>`
+    SELECT w.id, CASE WHEN ${current} THEN c.embedding END AS embedding,
+      CASE WHEN ${current} THEN NULL ELSE c.title END AS title,
+      CASE WHEN ${current} THEN NULL ELSE left(c.content, 8000) END AS content
+    FROM (${newestInScope(scope, entityIds, null, maxScan)}) w JOIN content_store c ON c.id = w.id
+    ORDER BY w.stored_at DESC, w.id DESC`;
   const stored = window.filter((r) => r.embedding !== null);
   const pending = window.filter((r) => r.embedding === null);
   const onTheFly = pending.slice(0, maxOnTheFly);
