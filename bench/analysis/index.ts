@@ -269,6 +269,13 @@ async function main() {
     const token = await bearer(SECRET, SUB);
     // One warm-up analysis (module loading, first connections), not counted.
     await analyse(base, token, entities.get(SIZES[0]!)!, "What do people say?");
+    // The completeness audit is for accounts an operator opened raw export to.
+    const admin = runProcess(
+      "admin",
+      [process.execPath, "--import", "tsx", path.join(root, "scripts/admin.ts"), "enable-raw-export", SUB],
+      env,
+    );
+    if ((await exitCode(admin)) !== 0) throw new Error(`enable-raw-export failed:\n${admin.output.join("")}`);
 
     log();
     log("| stored originals | run | first progress event | result | status | themes |");

@@ -185,6 +185,9 @@ async function main() {
     const db = app.deps.db;
     await time("originals per platform and window", () => platformCounts(db, entityId, w));
     await time("units per entity, aspect and side", () => aspectCounts(db, [entityId, ...competitors], w));
+    const windowStatements = (await aspectCounts(db, [entityId], w))
+      .filter((r) => r.level === 0 && r.current)
+      .reduce((n, r) => n + r.statements, 0);
     await time("quotes (10 themes x 1 side)", () =>
       quoteCandidates(
         db,
@@ -197,6 +200,8 @@ async function main() {
         ),
         w,
         12,
+        // As the service decides: the entity's statements in the current window.
+        new Map([[entityId, windowStatements]]),
       ),
     );
     await time("latest coverage", () => latestCoverage(db, entityId));

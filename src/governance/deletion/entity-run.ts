@@ -174,6 +174,7 @@ async function removeEntity(tx: DbTx, workspaceId: string, entityId: string): Pr
   await tx.$executeRaw`DELETE FROM opinion_rollups WHERE entity_id = ${entityId}::uuid`;
   await tx.$executeRaw`DELETE FROM opinion_source_rollups WHERE entity_id = ${entityId}::uuid`;
   await tx.$executeRaw`DELETE FROM content_count_deltas WHERE entity_id = ${entityId}::uuid`;
+  await tx.$executeRaw`DELETE FROM content_day_deltas WHERE entity_id = ${entityId}::uuid`;
   // Evidence capture runs, actions and executions, tombstones and the scope's change feed go by foreign key
   // and trigger with the entity row.
   await tx.$executeRaw`DELETE FROM entities WHERE id = ${entityId}::uuid`;

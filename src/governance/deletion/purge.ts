@@ -62,6 +62,7 @@ const AFTER_ORIGINALS: [string, (w: string) => string][] = [
   ["opinion_rollups", (w) => `DELETE FROM opinion_rollups WHERE entity_id IN ${E(w)}`],
   ["opinion_source_rollups", (w) => `DELETE FROM opinion_source_rollups WHERE entity_id IN ${E(w)}`],
   ["content_count_deltas", (w) => `DELETE FROM content_count_deltas WHERE entity_id IN ${E(w)}`],
+  ["content_day_deltas", (w) => `DELETE FROM content_day_deltas WHERE entity_id IN ${E(w)}`],
   ["coverage_records", (w) => `DELETE FROM coverage_records WHERE entity_id IN ${E(w)}`],
   ["collection_jobs", (w) => `DELETE FROM collection_jobs WHERE entity_id IN ${E(w)}`],
   ["note_syncs", (w) => `DELETE FROM note_syncs WHERE entity_id IN ${E(w)}`],

@@ -274,7 +274,9 @@ export async function summaryOfEntity(db: Db, entity: EntityRow, windowDays: num
     want({ entityId: entity.id, aspect: g.aspect, side: g.company.polarity as Side }),
     want({ entityId: g.competitor.entity_id, aspect: g.aspect, side: g.competitor.polarity as Side }),
   ]);
-  const candidates = await quoteCandidates(db, targets, w, QUOTE_CANDIDATES);
+  // Each entity's statements in the current window decide how its quotes are read (quoteCandidates).
+  const windowUnits = new Map(entityIds.map((id) => [id, stats.get(id)?.current.statements ?? 0]));
+  const candidates = await quoteCandidates(db, targets, w, QUOTE_CANDIDATES, windowUnits);
   const byTarget = new Map<number, Quote[]>();
   for (const row of candidates) {
     const list = byTarget.get(row.target) ?? [];
