@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import { addEntity, createTenant, type Tenant } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { seeded } from "../helpers/random.js";
 
 /**
  * The completeness audit's counts come from content_count_deltas (migration 20261130100000_content_audit_deltas),
@@ -16,13 +17,8 @@ let h: Harness;
 let tenant: Tenant;
 let sibling: string;
 
-// A small deterministic generator, so a failure can be replayed.
-let seed = 20261130;
-const rand = () => {
-  seed = (seed * 1103515245 + 12345) % 2 ** 31;
-  return seed / 2 ** 31;
-};
-const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+// Deterministic, so a failure can be replayed.
+const { rand, pick } = seeded(20261130);
 
 interface Counts {
   entity_id: string;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aspectCounts, edgeDays, platformCounts, type Windows } from "../../src/insights/intelligence/sql.js";
 import { addEntity, createTenant, type Tenant } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { seeded } from "../helpers/random.js";
 
 /**
  * The intelligence summary's window counts come from per-day roll-ups (opinion_rollups, content_day_deltas)
@@ -16,12 +17,8 @@ let h: Harness;
 let tenant: Tenant;
 let rival: string;
 
-let seed = 7;
-const rand = () => {
-  seed = (seed * 1103515245 + 12345) % 2 ** 31;
-  return seed / 2 ** 31;
-};
-const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+// Deterministic, so a failure can be replayed.
+const { rand, pick } = seeded(7);
 const BASE = Date.UTC(2026, 9, 1);
 const DAY = 86_400_000;
 
