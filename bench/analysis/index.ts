@@ -48,6 +48,10 @@ const QUESTIONS = [
   "Which problems come up most often, and what works well?",
   "What should the product team fix first?",
   "How do people feel about pricing, sync and support?",
+  // Focused questions (focus.ts): the sources of a kind and the statements of a kind are read first.
+  "Which features do users request most?",
+  "What bugs do users report most?",
+  "Why do users give up or switch to something else?",
 ];
 
 const serverUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";

@@ -30,19 +30,11 @@ const COLUMNS = Prisma.sql`c.id, c.entity_id AS "entityId", c.platform, c.kind, 
   c.feedback_kind_confidence AS "feedbackKindConfidence"`;
 
 /** Sources of the scope whose statements among its newest UNIT_WINDOW units match `match` (over `u`), newest first. */
-function bySeenStatements(
-  scope: AnalysisScope,
-  entityIds: string[],
-  have: string[],
-  match: Prisma.Sql,
-  heapColumns: boolean,
-  limit: number,
-) {
-  // Without churn or comparisons the walk reads the index alone (kind and aspect are in its INCLUDE).
-  const columns = heapColumns ? Prisma.sql`, u.churn, u.compared_with` : Prisma.empty;
+function bySeenStatements(scope: AnalysisScope, entityIds: string[], have: string[], match: Prisma.Sql, limit: number) {
+  // The walk reads the index alone: kind, aspect, churn and compared_with are in its INCLUDE (migration 20261130130000).
   const units = mergedReads(
     entityIds,
-    (entity) => Prisma.sql`SELECT u.content_id, u.seen_at, u.kind, u.aspect ${columns} FROM opinion_units u
+    (entity) => Prisma.sql`SELECT u.content_id, u.seen_at, u.kind, u.aspect, u.churn, u.compared_with FROM opinion_units u
       WHERE u.entity_id = ${entity}::uuid AND u.seen_at IS NOT NULL
       ORDER BY u.seen_at DESC LIMIT ${UNIT_WINDOW}`,
     Prisma.sql`x.seen_at DESC`,
@@ -99,14 +91,10 @@ export async function topUpFromScope(
     const match = Prisma.sql`(u.kind = ANY(${focus.unitKinds}::text[])
       ${focus.churn ? Prisma.sql`OR u.churn` : Prisma.empty}
       ${focus.compared ? Prisma.sql`OR u.compared_with IS NOT NULL` : Prisma.empty})`;
-    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, entityIds, have(), match, focus.churn || focus.compared, wanted())));
+    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, entityIds, have(), match, wanted())));
   }
   if (wanted() > 0 && aspects.length > 0) {
-    add(
-      await db.$queryRaw<Row[]>(
-        bySeenStatements(scope, entityIds, have(), Prisma.sql`u.aspect = ANY(${aspects}::text[])`, false, wanted()),
-      ),
-    );
+    add(await db.$queryRaw<Row[]>(bySeenStatements(scope, entityIds, have(), Prisma.sql`u.aspect = ANY(${aspects}::text[])`, wanted())));
   }
   if (wanted() > 0) {
     // Newest seen first, along each entity's content_store_entity_seen_idx.
