@@ -172,10 +172,19 @@ export function scopeEntities(scope: AnalysisScope): Prisma.Sql {
     : Prisma.sql`SELECT e.id FROM entities e WHERE e.workspace_id = ANY(${scope.workspaceIds}::uuid[])`;
 }
 
-/** The ids of the scope's entities (those it names, else every entity of its workspaces), in id order. */
-export async function entitiesInScope(db: Db, scope: AnalysisScope): Promise<string[]> {
-  const rows = await db.$queryRaw<{ id: string }[]>`${scopeEntities(scope)} ORDER BY e.id`;
-  return rows.map((r) => r.id);
+const scopeEntityIds = new WeakMap<AnalysisScope, Promise<string[]>>();
+
+/**
+ * The ids of the scope's entities (those it names, else every entity of its workspaces), in id order:
+ * read once per resolved scope (retrieval's two rankings and the top-up of one analysis share it).
+ */
+export function entitiesInScope(db: Db, scope: AnalysisScope): Promise<string[]> {
+  let ids = scopeEntityIds.get(scope);
+  if (!ids) {
+    ids = db.$queryRaw<{ id: string }[]>`${scopeEntities(scope)} ORDER BY e.id`.then((rows) => rows.map((r) => r.id));
+    scopeEntityIds.set(scope, ids);
+  }
+  return ids;
 }
 
 /**

@@ -18,6 +18,10 @@ export interface Windows {
 
 const seen = Prisma.sql`coalesce(c.published_at, c.created_at)`;
 
+const DAY_MS = 86_400_000;
+const utcDay = (d: Date) => d.toISOString().slice(0, 10);
+const midnight = (day: string) => new Date(`${day}T00:00:00Z`);
+
 export interface PlatformCountRow {
   platform: string;
   current: boolean;
@@ -35,8 +39,7 @@ export function platformCounts(db: Db, entityId: string, w: Windows) {
   const previousDay = utcDay(w.previousStart);
   const currentDay = utcDay(w.currentStart);
   const endDay = utcDay(w.end);
-  const midnight = (day: string) => new Date(`${day}T00:00:00Z`);
-  const dayAfter = (day: string) => new Date(midnight(day).getTime() + 86_400_000);
+  const dayAfter = (day: string) => new Date(midnight(day).getTime() + DAY_MS);
   const ranges: [Date, Date][] = [
     [w.previousStart, dayAfter(previousDay)],
     [midnight(currentDay), dayAfter(currentDay)],
@@ -73,8 +76,6 @@ export interface AspectRow {
   sources: number;
 }
 
-const utcDay = (d: Date) => d.toISOString().slice(0, 10);
-
 /**
  * The three days a window pair cuts (the previous window's first day, the day the current window starts,
  * today), each split at the same time of day (the windows are whole days long): which window each part
@@ -92,12 +93,11 @@ interface EdgeDay {
 }
 
 export function edgeDays(w: Windows): EdgeDay[] {
-  const midnight = (day: string) => new Date(`${day}T00:00:00Z`);
   const previousDay = utcDay(w.previousStart);
   const currentDay = utcDay(w.currentStart);
   const endDay = utcDay(w.end);
   const cut = w.currentStart.getTime() - midnight(currentDay).getTime();
-  const early = cut <= 43_200_000;
+  const early = cut <= DAY_MS / 2;
   const days: [string, "previous" | "current" | null, "previous" | "current" | null][] = [
     [previousDay, null, "previous"],
     [currentDay, "previous", "current"],
@@ -107,7 +107,7 @@ export function edgeDays(w: Windows): EdgeDay[] {
     const start = midnight(day).getTime();
     return early
       ? { day, from: new Date(start), to: new Date(start + cut), counted: before, other: after }
-      : { day, from: new Date(start + cut), to: new Date(start + 86_400_000), counted: after, other: before };
+      : { day, from: new Date(start + cut), to: new Date(start + DAY_MS), counted: after, other: before };
   });
 }
 
