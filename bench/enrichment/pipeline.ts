@@ -19,7 +19,7 @@ import { feedbackTexts } from "../quality/feedback/data/convert.js";
  * watches the enrichment queue in Redis (every 100 ms) until it holds no job, then counts the enriched
  * rows once (a count scans the table: polling it would add its own PostgreSQL CPU to the figures).
  *
- *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--concurrency 4]
+ *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--concurrency 4] [--keep]
  *
  * Rows are real feedback: the labelled GitHub issues (title and markdown body as GitHub's API gives
  * them) and app reviews of bench/quality/feedback/data, taken in turn and repeated with ids of their
@@ -34,6 +34,10 @@ const { values: args } = parseArgs({
     workers: { type: "string", default: "1" },
     concurrency: { type: "string", default: "4" },
     threads: { type: "string" },
+    /** The workers' ENRICH_CHUNK_ROWS (default: the service's own). */
+    "chunk-rows": { type: "string" },
+    /** Leave the bench's database in place (its name is printed) to look at its rows and statements afterwards. */
+    keep: { type: "boolean", default: false },
     "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
   },
 });
@@ -74,6 +78,7 @@ const env: Record<string, string> = {
   RATE_LIMIT_PER_MINUTE: "0",
   // The workers' analysis threads: the production default (one fewer than the cores) unless --threads names a count.
   ...(args.threads !== undefined ? { ENRICH_THREADS: args.threads } : {}),
+  ...(args["chunk-rows"] !== undefined ? { ENRICH_CHUNK_ROWS: args["chunk-rows"] } : {}),
 };
 const procs = [];
 const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
@@ -161,5 +166,6 @@ try {
   await queue.close();
   queueConnection.disconnect();
   await redis.stop();
-  await onServer(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
+  if (args.keep) log(`database kept: ${dbName}`);
+  else await onServer(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
 }

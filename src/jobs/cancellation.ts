@@ -29,8 +29,13 @@ export interface CancelWatch {
   stop: () => void;
 }
 
-/** When a watch first reads its row (a cancel that committed before it listened). */
-const FIRST_READ_MS = 1_000;
+/**
+ * How long a watch waits before it listens. Most jobs end sooner (a collection that reads one page, an
+ * analysis of a small scope), and a job that ends before this pays no subscription and no read of its
+ * row; a cancel that comes meanwhile is seen this long after the job started at most (and the job's
+ * terminal write is fenced on its row's state either way, so a cancelled job never ends otherwise).
+ */
+export const LISTEN_AFTER_MS = 250;
 
 /** How often a watch reads its row in case a cancel's announcement was lost (a Redis reconnect). */
 export const SAFETY_POLL_MS = 10_000;
@@ -62,8 +67,9 @@ export function watchCancellation(what: string, readStatus: StatusReader, interv
 }
 
 /**
- * The watch a worker keeps over one job: the job's end channel tells it of a cancel at once; the row is
- * read a second after the watch starts (a cancel announced before it listened) and every `pollMs` after.
+ * The watch a worker keeps over one job: from `LISTEN_AFTER_MS` in, the job's end channel tells it of a
+ * cancel at once; the row is read once the subscription is confirmed (a cancel announced before the
+ * watch listened) and every `pollMs` after.
  */
 export function watchJob(
   deps: { db: Db; pubsub: Pick<PubSub, "subscribe">; config: { REDIS_PREFIX: string } },
@@ -75,25 +81,26 @@ export function watchJob(
   const watch = watchCancellation(what, rowStatus(deps.db, kind, id), pollMs);
   let unsubscribe: Unsubscribe | undefined;
   let stopped = false;
-  const listening = deps.pubsub
-    .subscribe(endedChannel(deps.config.REDIS_PREFIX, kind, id), (state) => {
-      if (state === "cancelled") void watch.check().catch(() => undefined);
-    })
-    .then((off) => {
-      unsubscribe = off;
-      if (stopped) void off();
-    })
-    // Redis refused the subscription: the row is still read every pollMs.
-    .catch(() => undefined);
-  // A cancel that committed between the claim and the subscription: one read a second in (jobs that
-  // end sooner pay nothing), then every pollMs.
-  const first = setTimeout(() => void listening.then(() => watch.check()).catch(() => undefined), FIRST_READ_MS);
-  first.unref();
+  const listen = () =>
+    void deps.pubsub
+      .subscribe(endedChannel(deps.config.REDIS_PREFIX, kind, id), (state) => {
+        if (state === "cancelled") void watch.check().catch(() => undefined);
+      })
+      .then((off) => {
+        unsubscribe = off;
+        if (stopped) void off();
+      })
+      // Redis refused the subscription: the row is still read now and every pollMs.
+      .catch(() => undefined)
+      .then(() => watch.check())
+      .catch(() => undefined);
+  const start = setTimeout(listen, LISTEN_AFTER_MS);
+  start.unref();
   return {
     ...watch,
     stop: () => {
       stopped = true;
-      clearTimeout(first);
+      clearTimeout(start);
       watch.stop();
       void unsubscribe?.();
     },
