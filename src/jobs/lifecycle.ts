@@ -1,4 +1,5 @@
 import type { Queue } from "bullmq";
+import { queryNamed } from "../platform/db.js";
 import { AppError } from "../platform/errors.js";
 import { publish } from "../platform/redis.js";
 import { rowStatus } from "./cancellation.js";
@@ -211,7 +212,7 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
   }
   let context: EndedContext | undefined;
   try {
-    [context] = await deps.db.$queryRawUnsafe<EndedContext[]>(endedContextSql(ended.kind), ended.id);
+    [context] = await queryNamed<EndedContext>(deps.pool, endedContextSql(ended.kind), [ended.id]);
   } catch (err) {
     deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not read what waits on this job's end");
     return;

@@ -6,7 +6,7 @@ import type { JobEvent, JobKind } from "./events.js";
  * each kind's module registers what it adds (src/job-kinds.ts, imported by every process's entry),
  * and the lifecycle, the cancel and the operator's recovery read it here.
  */
-export type JobDeps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
+export type JobDeps = Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 export interface KindDefinition {
   /**

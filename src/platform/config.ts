@@ -22,6 +22,8 @@ export const EnvironmentSchema = z
       .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// connection URL")
       .default("postgresql://postgres@127.0.0.1:5432/research_evidence"),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    /** Hot-path statements as named prepared statements (off behind a PgBouncer older than 1.21 in transaction mode). */
+    DATABASE_NAMED_STATEMENTS: boolish.default(true),
     // Streaming replicas for the routes that read from one (src/platform/replicas.ts); the
     // caller's own reads stay on the primary for DATABASE_PRIMARY_AFTER_WRITE_MS after it writes.
     DATABASE_REPLICA_URLS: z

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { Prisma, PrismaClient } from "../generated/prisma/client.js";
@@ -16,13 +17,49 @@ export function createDb(url: string, poolSize = 10): Db {
  * what Prisma cannot express, such as `COPY … FROM STDIN` (src/intake/ingest/copy.ts). The client's
  * `$disconnect` ends the pool.
  */
-export function createDatabase(url: string, poolSize = 10): { db: Db; pool: pg.Pool } {
+export function createDatabase(url: string, poolSize = 10, options: { namedStatements?: boolean } = {}): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  if (options.namedStatements === false) unnamedPools.add(pool);
   // An idle connection that the server ends (a restart, a terminated backend) is dropped from the pool,
   // which then emits the error; without a listener that would end the process. The next checkout opens a
   // new connection, and a statement that fails meets its error where it runs.
   pool.on("error", () => {});
   return { db: new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) }), pool };
+}
+
+/** Pools whose statements go unnamed (`DATABASE_NAMED_STATEMENTS=false`: a PgBouncer older than 1.21 in transaction mode). */
+const unnamedPools = new WeakSet<pg.Pool>();
+/** Statement names by text: only the fixed texts of hot paths come here, so the map stays small. */
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `s_${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * One statement of a hot path (a job's claim, settle, end) on the driver's pool as a named prepared
+ * statement: each connection parses it once, and after five runs PostgreSQL reuses a generic plan, so
+ * a run is a bind and an execute. Parsing and planning were about half of PostgreSQL's CPU on the
+ * collection-job path (docs/benchmarks.md). Only for fixed texts whose best plan does not depend on the
+ * values (lookups by primary key and the like): a generic plan is chosen without them.
+ */
+export async function queryNamed<R extends object>(pool: pg.Pool, text: string, values: readonly unknown[]): Promise<R[]> {
+  const name = unnamedPools.has(pool) ? undefined : statementName(text);
+  const result = await pool.query<R>({ name, text, values: values as unknown[] });
+  return result.rows;
+}
+
+/** Where a statement built with `Prisma.sql` runs: a client or transaction, or the driver's pool (named, as `queryNamed`). */
+export type SqlRunner = Db | DbTx | pg.Pool;
+
+export async function querySql<R extends object>(runner: SqlRunner, sql: Prisma.Sql): Promise<R[]> {
+  if (runner instanceof pg.Pool) return queryNamed<R>(runner, sql.text, sql.values);
+  return runner.$queryRaw<R[]>(sql);
 }
 
 /**

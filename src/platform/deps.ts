@@ -34,7 +34,9 @@ export const SERVICE_VERSION: string = (JSON.parse(readFileSync(path.join(projec
 export function createDeps(config: Config, processName: string): AppDeps {
   const logger = createLogger(config.LOG_LEVEL, processName);
   const redis = createRedis(config.REDIS_URL, "producer", processName, logger);
-  const { db, pool } = createDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const { db, pool } = createDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE, {
+    namedStatements: config.DATABASE_NAMED_STATEMENTS,
+  });
   return {
     config,
     db,

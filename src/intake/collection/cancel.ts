@@ -5,7 +5,7 @@ import { removalsOfRun } from "../coverage/removals.js";
 import type { JobStatusResponse } from "./schemas.js";
 import { describeJob, findJobForUser } from "./status.js";
 
-type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
+type Deps = Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /**
  * Cancels a collection job the caller can see, whoever started it: editors and above of the

@@ -37,7 +37,7 @@ export interface JobContext {
   cancel: CancelWatch;
 }
 
-export type RunDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "logger" | "config" | "reads">;
+export type RunDeps = Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "pubsub" | "logger" | "config" | "reads">;
 export type PlatformOutcome = "settled" | "retry";
 
 export const maxPagesFor = (config: AppDeps["config"], depth: "brief" | "deep") =>
@@ -248,7 +248,7 @@ async function settle(
   });
   // One statement: the fenced progress write, and the coverage record only if the fence held (a run
   // that lost the job records nothing).
-  const recorded = await recordCoverageIf(deps.db, entity, coverage, platformProgressUpdate(job.id, job.fence, platform, p));
+  const recorded = await recordCoverageIf(deps.pool, entity, coverage, platformProgressUpdate(job.id, job.fence, platform, p));
   if (!recorded) {
     // The job was cancelled meanwhile (its platform stays `cancelled`, with this run's counts and no
     // coverage record: JobCancelled), or another run took it over (FenceLost).

@@ -2,6 +2,7 @@ import type { Job } from "bullmq";
 import { type CancelWatch, JobCancelled, watchJob } from "../../jobs/cancellation.js";
 import { isFinalAttempt } from "../../jobs/failures.js";
 import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
+import { queryNamed } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { startAnalysis } from "./analysis.js";
 import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
@@ -75,28 +76,48 @@ export class RowNotVisible extends Error {
   }
 }
 
+/**
+ * The claim: `attempts` + 1 (the fence of every later write), `running`, and what the run needs, with its
+ * entity, in one statement.
+ */
+const CLAIM_SQL = `
+  WITH claimed AS (
+    UPDATE collection_jobs
+    SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
+    WHERE id = $1::uuid AND status IN ('queued', 'running')
+    RETURNING id, user_id, entity_id, idempotency_key, objective, questions, depth, platforms, collection_only, progress,
+      analysis_id, attempts, created_at
+  )
+  SELECT c.id, c.user_id AS "userId", c.entity_id AS "entityId", c.objective, c.questions, c.depth, c.platforms,
+    c.collection_only AS "collectionOnly", c.progress, c.analysis_id AS "analysisId", c.attempts,
+    (SELECT COALESCE(min(o.created_at), c.created_at) FROM collection_jobs o
+      WHERE o.user_id = c.user_id AND o.idempotency_key = c.idempotency_key) AS "createdAt",
+    CASE WHEN e.id IS NULL THEN NULL ELSE json_build_object(
+      'id', e.id, 'workspaceId', e.workspace_id, 'name', e.name, 'url', e.url, 'keywords', e.keywords,
+      'collectionTargets', e.collection_targets
+    ) END AS entity
+  FROM claimed c LEFT JOIN entities e ON e.id = c.entity_id`;
+
+const STATUS_SQL = "SELECT status FROM collection_jobs WHERE id = $1::uuid";
+
+/** The end of a run, fenced: only the attempt that holds the row, while it runs, writes it. */
+const COMPLETE_SQL = `
+  UPDATE collection_jobs
+  SET status = 'completed', analysis_id = $2::uuid, error = NULL, finished_at = now(), updated_at = now()
+  WHERE id = $1::uuid AND attempts = $3 AND status = 'running'
+  RETURNING 1 AS done`;
+
+const FAIL_FENCED_SQL = `
+  UPDATE collection_jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now()
+  WHERE id = $1::uuid AND attempts = $3 AND status = 'running'
+  RETURNING 1 AS done`;
+
 async function claim(deps: RunDeps, jobId: string): Promise<ClaimedJob | "finished"> {
   // Two reads at most: a row inserted between the claim and the status read is claimed by the second.
   for (let read = 0; read < 2; read++) {
-    const rows = await deps.db.$queryRaw<ClaimedJob[]>`
-      WITH claimed AS (
-        UPDATE collection_jobs
-        SET attempts = attempts + 1, status = 'running', started_at = COALESCE(started_at, now()), updated_at = now()
-        WHERE id = ${jobId}::uuid AND status IN ('queued', 'running')
-        RETURNING id, user_id, entity_id, idempotency_key, objective, questions, depth, platforms, collection_only, progress,
-          analysis_id, attempts, created_at
-      )
-      SELECT c.id, c.user_id AS "userId", c.entity_id AS "entityId", c.objective, c.questions, c.depth, c.platforms,
-        c.collection_only AS "collectionOnly", c.progress, c.analysis_id AS "analysisId", c.attempts,
-        (SELECT COALESCE(min(o.created_at), c.created_at) FROM collection_jobs o
-          WHERE o.user_id = c.user_id AND o.idempotency_key = c.idempotency_key) AS "createdAt",
-        CASE WHEN e.id IS NULL THEN NULL ELSE json_build_object(
-          'id', e.id, 'workspaceId', e.workspace_id, 'name', e.name, 'url', e.url, 'keywords', e.keywords,
-          'collectionTargets', e.collection_targets
-        ) END AS entity
-      FROM claimed c LEFT JOIN entities e ON e.id = c.entity_id`;
+    const rows = await queryNamed<ClaimedJob>(deps.pool, CLAIM_SQL, [jobId]);
     if (rows[0]) return rows[0];
-    const existing = await deps.db.collectionJob.findUnique({ where: { id: jobId }, select: { status: true } });
+    const [existing] = await queryNamed<{ status: string }>(deps.pool, STATUS_SQL, [jobId]);
     // A finished job (re-delivered, or re-added by a replayed create) is never run again
     // (an operator's requeue-job of a failed one starts a new attempt, a new job).
     if (existing && existing.status !== "queued" && existing.status !== "running") return "finished";
@@ -117,11 +138,10 @@ export async function runCollectionJob(
 
   const entity = row.entity;
   if (!entity) {
-    const failed = await deps.db.$executeRaw`
-      UPDATE collection_jobs SET status = 'failed', error = 'the entity no longer exists', finished_at = now(), updated_at = now()
-      WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'`;
-    const ended: EndedJob = { kind: "collection_job", id: jobId, status: "failed", data: { error: "the entity no longer exists" } };
-    return endedWith({ status: "failed", analysisId: null }, failed > 0 ? ended : null);
+    const error = "the entity no longer exists";
+    const failed = await queryNamed(deps.pool, FAIL_FENCED_SQL, [jobId, error, fence]);
+    const ended: EndedJob = { kind: "collection_job", id: jobId, status: "failed", data: { error } };
+    return endedWith({ status: "failed", analysisId: null }, failed.length > 0 ? ended : null);
   }
   const cancel = options.cancel ?? watchJob(deps, "collection_job", jobId, "The collection job");
   try {
@@ -184,11 +204,8 @@ async function collect(
     await options.cancel.check();
     analysisId = await startAnalysis(deps, row);
   }
-  const done = await deps.db.$executeRaw`
-    UPDATE collection_jobs
-    SET status = 'completed', analysis_id = ${analysisId}::uuid, error = NULL, finished_at = now(), updated_at = now()
-    WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'`;
-  if (done === 0) {
+  const done = await queryNamed(deps.pool, COMPLETE_SQL, [jobId, analysisId, fence]);
+  if (done.length === 0) {
     await options.cancel.check();
     throw new FenceLost(jobId);
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Db, type DbTx, Prisma } from "../../platform/db.js";
+import { type Db, type DbTx, Prisma, querySql, type SqlRunner } from "../../platform/db.js";
 import type { CoverageState } from "../../platform/vocabulary.js";
 import { storableJson, storableText } from "../ingest/dedup.js";
 import { type RemovalColumns, removedAfter } from "./removals.js";
@@ -33,7 +33,7 @@ export async function recordCoverage(db: Db, entity: { id: string }, input: Cove
  * run's guard is its fenced progress write (one live run per job).
  */
 export async function recordCoverageIf(
-  db: Db | DbTx,
+  db: SqlRunner,
   entity: { id: string },
   input: CoverageInput,
   guard: Prisma.Sql,
@@ -59,7 +59,9 @@ export async function recordCoverageIf(
 
   // The guard, the upsert, the removal of a replaced record's targets and the new targets:
   // data-modifying CTEs of one statement (the DELETE sees only the targets that were there before it).
-  const rows = await db.$queryRaw<({ recorded: number } & RemovalColumns)[]>`
+  const rows = await querySql<{ recorded: number } & RemovalColumns>(
+    db,
+    Prisma.sql`
     WITH guard AS (${guard}),
     record AS (
       INSERT INTO coverage_records (
@@ -94,7 +96,8 @@ export async function recordCoverageIf(
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM inserted)::int AS recorded, removed_deleted, removed_author_erased, removed_retention, last_removed_at
-    FROM record`;
+    FROM record`,
+  );
   if (!rows[0]) return null;
 
   return {

@@ -21,7 +21,7 @@ import { type ImportedNote, type SyncParams, SyncParams as SyncParamsSchema, typ
  * knowledge and the sync's answer, so a page is stored whole or not at all. The clear api_key lives only in this function's
  * memory; it is not logged, stored or returned.
  */
-export type NotesDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "logger" | "config" | "reads">;
+export type NotesDeps = Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "pubsub" | "logger" | "config" | "reads">;
 
 /**
  * How a provider failure is answered (DESIGN.md §2: 502 bad answer, 503 unavailable). A 503

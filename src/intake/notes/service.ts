@@ -20,7 +20,7 @@ import type { SyncAnswered, SyncInput, SyncParams, SyncPending, SyncResult } fro
  * newest attempt; a retry of a failed sync is a new attempt (src/jobs/attempts.ts), the failed one
  * stays failed.
  */
-export type SyncDeps = Pick<AppDeps, "db" | "queues" | "redis" | "pubsub" | "config" | "logger" | "reads">;
+export type SyncDeps = Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "pubsub" | "config" | "logger" | "reads">;
 
 /** The queue job of a sync: one per caller, request_id and attempt. */
 export const notesJobId = jobIds.notes;
@@ -238,7 +238,7 @@ export async function cancelSync(deps: SyncDeps, userId: string, requestId: stri
  * (named after the user who started the sync, not the caller) and its end announced.
  */
 export function cancelSyncRow(
-  deps: Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">,
+  deps: Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "config" | "logger" | "reads">,
   sync: { id: string; userId: string; requestId: string; attempt: number; entityId: string },
   detail?: string,
 ) {

@@ -15,7 +15,7 @@ import { emptyStatistics, type RunSweepInput, type SweepRunRecord, type SweepSta
  * stays failed: the same key retries it as a new attempt (src/jobs/attempts.ts) that continues
  * from the failed one's cutoff, cursor and statistics.
  */
-export type SweepDeps = Pick<AppDeps, "db" | "queues" | "config" | "pubsub" | "redis" | "logger" | "reads">;
+export type SweepDeps = Pick<AppDeps, "db" | "pool" | "queues" | "config" | "pubsub" | "redis" | "logger" | "reads">;
 
 interface SweepRow {
   id: string;
@@ -147,7 +147,7 @@ async function waitForSweep(deps: SweepDeps, runId: string): Promise<{ finished:
  */
 /** The cancel of one capture run, whoever asks (its route, a deletion): the transition, its queue entry and its end announced. */
 export function cancelSweepRow(
-  deps: Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">,
+  deps: Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "config" | "logger" | "reads">,
   run: { id: string; entityId: string },
   detail?: string,
 ) {

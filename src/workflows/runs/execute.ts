@@ -30,7 +30,7 @@ export type Outcome =
   | { status: "blocked"; error: string }
   | { status: "failed"; error: string };
 
-type Deps = Pick<AppDeps, "db" | "queues" | "redis" | "config" | "logger" | "reads">;
+type Deps = Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "config" | "logger" | "reads">;
 
 /**
  * Settles a live run and answers the end it wrote, for its caller to announce (the worker runtime, or
