@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { activeMembershipsOf, isUuid, writableEntityForUser } from "../../access/workspaces/access.js";
 import { jobIds } from "../../jobs/ids.js";
 import { submit } from "../../jobs/submit.js";
-import type { Db } from "../../platform/db.js";
+import { type Db, Prisma, querySql } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
@@ -139,7 +139,7 @@ function answer(config: AppDeps["config"], row: JobRow): CreateJobResponse {
  * starter who has since left the workspace or lost the editor role (their running work finishes).
  */
 export async function createCollectionJob(
-  deps: Pick<AppDeps, "db" | "queues" | "config">,
+  deps: Pick<AppDeps, "db" | "pool" | "queues" | "config">,
   userId: string,
   command: CollectionCommand,
   { forRun = false }: { forRun?: boolean } = {},
@@ -156,8 +156,12 @@ export async function createCollectionJob(
 
   // The row, if the caller may write in the entity's workspace (editor or above; any run of theirs);
   // platforms default as defaultPlatforms() says
-  // (order kept, repeats dropped). Progress starts empty: readers fill in `pending`.
-  const insert = () => deps.db.$queryRaw<JobRow[]>`
+  // (order kept, repeats dropped). Progress starts empty: readers fill in `pending`. A named statement
+  // (one text whatever the request): parsed and planned once per connection.
+  const insert = () =>
+    querySql<JobRow>(
+      deps.pool,
+      Prisma.sql`
     INSERT INTO collection_jobs (
       id, user_id, entity_id, idempotency_key, request_hash, queue_job_id, route, status,
       objective, questions, depth, platforms, collection_only, progress, updated_at
@@ -180,7 +184,8 @@ export async function createCollectionJob(
       AND (${forRun} OR EXISTS (
         SELECT 1 FROM ${activeMembershipsOf(userId, "editor")} m WHERE m.workspace_id = e.workspace_id))
     ON CONFLICT DO NOTHING
-    RETURNING id, entity_id, request_hash, status, analysis_id, route, queue_job_id`;
+    RETURNING id, entity_id, request_hash, status, analysis_id, route, queue_job_id`,
+    );
 
   const { row } = await submit<JobRow>({
     write: async () => {
