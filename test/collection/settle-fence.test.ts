@@ -58,11 +58,52 @@ describe("settling a platform", () => {
     expect(result.status).toBe("completed");
     expect((await coverageOf(h, entityId, jobId)).web).toMatchObject({ coverageState: "exhaustive", collector: "web" });
     const job = await row(jobId);
-    expect(job).toMatchObject({ status: "completed", attempts: 1 });
+    // The job's one platform settled with no analysis to start: the settle completed it.
+    expect(job).toMatchObject({ status: "completed", attempts: 1, error: null });
+    expect(job.finishedAt).toBeInstanceOf(Date);
     expect((job.progress as Record<string, { status: string; reached_end: boolean }>).web).toMatchObject({
       status: "completed",
       reached_end: true,
     });
+  });
+
+  it("leaves a job cancelled while its last page was read cancelled, with no coverage record", async () => {
+    const { entityId, jobId } = await queuedJob();
+    const cancel = () =>
+      h.deps.db.$executeRaw`UPDATE collection_jobs SET status = 'cancelled', finished_at = now() WHERE id = ${jobId}::uuid`;
+    const result = await runCollectionJob(h.deps, jobId, {
+      collectors: { web: onePage(cancel) },
+      cancel: NEVER_CANCELLED,
+      finalAttempt: false,
+    }).catch((err: unknown) => err);
+    expect(result).not.toMatchObject({ status: "completed" });
+    expect(await coverageOf(h, entityId, jobId)).toEqual({});
+    expect(await row(jobId)).toMatchObject({ status: "cancelled", attempts: 1 });
+  });
+
+  it("completes a job of two platforms once both settled, and only then", async () => {
+    const entity = await newEntity(h, token, { name: "Twoco" });
+    const res = await createJob(h, token, {
+      entity_id: entity.id,
+      objective: "Settle twice",
+      platforms: ["web", "reddit"],
+      collection_only: true,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const jobId = res.body.job_id as string;
+    const statuses: string[] = [];
+    const seeStatus = async () => {
+      statuses.push((await row(jobId)).status);
+    };
+    const result = await runCollectionJob(h.deps, jobId, {
+      collectors: { web: onePage(seeStatus), reddit: { ...onePage(seeStatus), platform: "reddit" } },
+      cancel: NEVER_CANCELLED,
+      finalAttempt: false,
+    });
+    expect(result.status).toBe("completed");
+    expect(statuses).toEqual(["running", "running"]);
+    expect(Object.keys(await coverageOf(h, entity.id, jobId)).sort()).toEqual(["reddit", "web"]);
+    expect(await row(jobId)).toMatchObject({ status: "completed" });
   });
 
   it("writes neither when a newer run claimed the job meanwhile", async () => {

@@ -35,6 +35,11 @@ export interface JobContext {
   finalAttempt: boolean;
   /** Stops the run between pages (and aborts calls in flight) once the job is cancelled. */
   cancel: CancelWatch;
+  /**
+   * The job completes in the statement that settles its platform: it has one platform left to run and
+   * no analysis to start, so nothing else happens between the settle and the completion.
+   */
+  completesOnSettle?: boolean;
 }
 
 export type RunDeps = Pick<AppDeps, "db" | "pool" | "queues" | "redis" | "pubsub" | "logger" | "config" | "reads">;
@@ -248,7 +253,12 @@ async function settle(
   });
   // One statement: the fenced progress write, and the coverage record only if the fence held (a run
   // that lost the job records nothing).
-  const recorded = await recordCoverageIf(deps.pool, entity, coverage, platformProgressUpdate(job.id, job.fence, platform, p));
+  const recorded = await recordCoverageIf(
+    deps.pool,
+    entity,
+    coverage,
+    platformProgressUpdate(job.id, job.fence, platform, p, job.completesOnSettle),
+  );
   if (!recorded) {
     // The job was cancelled meanwhile (its platform stays `cancelled`, with this run's counts and no
     // coverage record: JobCancelled), or another run took it over (FenceLost).

@@ -111,11 +111,15 @@ export class FenceLost extends Error {
 /**
  * The fenced write of one platform's progress: a statement that returns a row when it applied.
  * It applies only while this run owns the job and the job is running, so a settle (and the
- * coverage record written with it) never lands on a cancelled job.
+ * coverage record written with it) never lands on a cancelled job. `completes`: the job ends with
+ * this write (its last platform settling, with no analysis to start), in the same statement.
  */
-export const platformProgressUpdate = (jobId: string, fence: number, platform: string, progress: PlatformProgress) => Prisma.sql`
+export const platformProgressUpdate = (jobId: string, fence: number, platform: string, progress: PlatformProgress, completes = false) =>
+  Prisma.sql`
     UPDATE collection_jobs
-    SET progress = jsonb_set(progress, ARRAY[${platform}]::text[], ${JSON.stringify(progress)}::jsonb, true), updated_at = now()
+    SET progress = jsonb_set(progress, ARRAY[${platform}]::text[], ${JSON.stringify(progress)}::jsonb, true), updated_at = now()${
+      completes ? Prisma.raw(", status = 'completed', error = NULL, finished_at = now()") : Prisma.empty
+    }
     WHERE id = ${jobId}::uuid AND attempts = ${fence} AND status = 'running'
     RETURNING 1`;
 

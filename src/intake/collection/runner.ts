@@ -163,6 +163,13 @@ async function collect(
   const jobId = row.id;
   const fence = row.attempts;
 
+  const progress = readProgress(row.progress, row.platforms);
+  const unsettled = row.platforms.filter((platform) => {
+    const p = progress[platform];
+    return p !== undefined && !isSettled(p);
+  });
+  // One platform to run and no analysis to start: its settle completes the job (one statement less).
+  const completesOnSettle = unsettled.length === 1 && (row.collectionOnly || row.analysisId !== null);
   const job = {
     id: row.id,
     fence,
@@ -172,6 +179,7 @@ async function collect(
     createdAt: row.createdAt,
     finalAttempt: options.finalAttempt,
     cancel: options.cancel,
+    completesOnSettle,
   };
   const collectorEntity = {
     id: entity.id,
@@ -181,7 +189,6 @@ async function collect(
     keywords: entity.keywords,
     collectionTargets: entity.collectionTargets,
   };
-  const progress = readProgress(row.progress, row.platforms);
   const collectors = options.collectors ?? defaultCollectors;
   const results = await Promise.allSettled(
     row.platforms.map(async (platform): Promise<PlatformOutcome> => {
@@ -195,6 +202,10 @@ async function collect(
   const retrying = row.platforms.filter((_, i) => (results[i] as PromiseFulfilledResult<PlatformOutcome>).value === "retry");
   if (retrying.length > 0) {
     throw new Error(`transient upstream failures on ${retrying.join(", ")}; the job is retried with backoff`);
+  }
+  if (completesOnSettle) {
+    const ended: EndedJob = { kind: "collection_job", id: jobId, status: "completed", data: endedData(row.entityId, row.analysisId) };
+    return endedWith({ status: "completed", analysisId: row.analysisId }, ended);
   }
 
   let analysisId = row.analysisId;
