@@ -59,6 +59,40 @@ describe("health with Postgres unreachable", () => {
   });
 });
 
+describe("PostgreSQL down under the named statements of the job path", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(() => h.close());
+
+  it("answers a collection job's create with 503 when the pool's server cannot be reached", async () => {
+    const { createDatabase } = await import("../../src/platform/db.js");
+    const down = createDatabase("postgresql://postgres@127.0.0.1:1/none", 1);
+    const { createApp } = await import("../../src/app.js");
+    const supertest = (await import("supertest")).default;
+    const token = await h.token();
+    const entity = await h.http
+      .post("/api/entities")
+      .set("Authorization", `Bearer ${token}`)
+      .send({ name: "Downco", url: "https://down.example" });
+    expect(entity.status, JSON.stringify(entity.body)).toBe(201);
+    try {
+      // The bearer's user row and the entity are read through the client (up); the insert runs on the pool (down).
+      const app = createApp({ ...h.deps, pool: down.pool });
+      const res = await supertest(app)
+        .post("/agent/v1/ingest/collection/jobs")
+        .set("Authorization", `Bearer ${token}`)
+        .send({ entity_id: entity.body.id, objective: "Down", platforms: ["web"], collection_only: true });
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+      expect(res.body).toEqual({ detail: "The database is unavailable; try again shortly.", code: "service_unavailable" });
+      expect(await h.deps.db.collectionJob.count({ where: { entityId: entity.body.id } })).toBe(0);
+    } finally {
+      await down.db.$disconnect();
+    }
+  });
+});
+
 describe("operator commands", () => {
   let h: Harness;
   beforeAll(async () => {
