@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import { queryNamed } from "../platform/db.js";
 import { AppError } from "../platform/errors.js";
+import { grouped } from "../platform/grouped.js";
 import { publish } from "../platform/redis.js";
 import { rowStatus } from "./cancellation.js";
 import { endedChannel } from "./channels.js";
@@ -131,15 +132,16 @@ export const endOf = (value: unknown): EndedJob | undefined =>
  * retries are new attempts (src/jobs/attempts.ts) which attempt of its key it is.
  */
 const NO_ATTEMPT = "NULL::int AS attempt, NULL::uuid AS retry_of";
+/** The owner read of each kind, for the job whose id `k.id` names (a row of the ids the statement was given). */
 const OWNER_SQL: Record<JobKind, string> = {
   collection_job:
-    "SELECT j.user_id, e.workspace_id, j.attempt, j.retry_of FROM collection_jobs j LEFT JOIN entities e ON e.id = j.entity_id WHERE j.id = $1::uuid",
-  analysis: `SELECT a.user_id, COALESCE(a.workspace_id, e.workspace_id) AS workspace_id, ${NO_ATTEMPT} FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = $1::uuid`,
-  workflow_run: `SELECT user_id, workspace_id, ${NO_ATTEMPT} FROM workflow_runs WHERE id = $1::uuid`,
+    "SELECT j.user_id, e.workspace_id, j.attempt, j.retry_of FROM collection_jobs j LEFT JOIN entities e ON e.id = j.entity_id WHERE j.id = k.id",
+  analysis: `SELECT a.user_id, COALESCE(a.workspace_id, e.workspace_id) AS workspace_id, ${NO_ATTEMPT} FROM analyses a LEFT JOIN entities e ON e.id = a.entity_id WHERE a.id = k.id`,
+  workflow_run: `SELECT user_id, workspace_id, ${NO_ATTEMPT} FROM workflow_runs WHERE id = k.id`,
   note_sync:
-    "SELECT n.user_id, e.workspace_id, n.attempt, n.retry_of FROM note_syncs n LEFT JOIN entities e ON e.id = n.entity_id WHERE n.id = $1::uuid",
+    "SELECT n.user_id, e.workspace_id, n.attempt, n.retry_of FROM note_syncs n LEFT JOIN entities e ON e.id = n.entity_id WHERE n.id = k.id",
   sweep_run:
-    "SELECT r.user_id, e.workspace_id, r.attempt, r.retry_of FROM sweep_runs r LEFT JOIN entities e ON e.id = r.entity_id WHERE r.id = $1::uuid",
+    "SELECT r.user_id, e.workspace_id, r.attempt, r.retry_of FROM sweep_runs r LEFT JOIN entities e ON e.id = r.entity_id WHERE r.id = k.id",
 };
 
 export { endedChannel } from "./channels.js";
@@ -171,15 +173,16 @@ const RUN_STEP_COLUMN: Partial<Record<JobKind, string>> = {
   analysis: "analysis_id",
 };
 
+/** One row per id of `$1` (an array), even when the job or its workspace is gone. */
 function contextSqlOf(kind: JobKind): string {
   const column = RUN_STEP_COLUMN[kind];
   const runs = column
-    ? `ARRAY(SELECT r.id::text FROM workflow_runs r WHERE r.${column} = $1::uuid AND r.status IN ('queued', 'running'))`
+    ? `ARRAY(SELECT r.id::text FROM workflow_runs r WHERE r.${column} = k.id AND r.status IN ('queued', 'running'))`
     : "'{}'::text[]";
-  return `SELECT w.user_id, w.workspace_id, w.attempt, w.retry_of, EXISTS (
+  return `SELECT k.id::text AS id, w.user_id, w.workspace_id, w.attempt, w.retry_of, EXISTS (
       SELECT 1 FROM webhook_endpoints x WHERE x.workspace_id = w.workspace_id AND x.deleted_at IS NULL
     ) AS subscribed, ${runs} AS waiting_runs
-    FROM (SELECT 1) one LEFT JOIN (${OWNER_SQL[kind]}) w ON true`;
+    FROM unnest($1::uuid[]) AS k(id) LEFT JOIN LATERAL (${OWNER_SQL[kind]}) w ON true`;
 }
 
 /** The statement a job's end runs, by kind (built once). */
@@ -187,6 +190,31 @@ const ENDED_CONTEXT_SQL = Object.fromEntries((Object.keys(OWNER_SQL) as JobKind[
   JobKind,
   string
 >;
+
+/**
+ * The reads of the jobs of one kind that end at once, in shared statements (`grouped`), per pool. Each
+ * read still follows its own end's commit: a call is made after the end committed and waits, at most,
+ * for the statement in flight.
+ */
+const contextReaders = new WeakMap<Deps["pool"], Map<JobKind, (id: string) => Promise<EndedContext | undefined>>>();
+
+function contextReader(pool: Deps["pool"], kind: JobKind) {
+  let byKind = contextReaders.get(pool);
+  if (!byKind) {
+    byKind = new Map();
+    contextReaders.set(pool, byKind);
+  }
+  let reader = byKind.get(kind);
+  if (!reader) {
+    reader = grouped(async (ids: string[]) => {
+      const rows = await queryNamed<EndedContext & { id: string }>(pool, ENDED_CONTEXT_SQL[kind], [ids]);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return new Map(ids.map((id) => [id, byId.get(id.toLowerCase())]));
+    });
+    byKind.set(kind, reader);
+  }
+  return reader;
+}
 
 export const endedContextSql = (kind: JobKind): string => ENDED_CONTEXT_SQL[kind];
 
@@ -212,7 +240,7 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
   }
   let context: EndedContext | undefined;
   try {
-    [context] = await queryNamed<EndedContext>(deps.pool, endedContextSql(ended.kind), [ended.id]);
+    context = await contextReader(deps.pool, ended.kind)(ended.id);
   } catch (err) {
     deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not read what waits on this job's end");
     return;

@@ -24,7 +24,7 @@ describe("a job's end", () => {
     // A sequential scan is always possible; turned off, the planner must find the index usable.
     const [explained] = await h.deps.db.$transaction(async (tx) => {
       await tx.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
-      return tx.$queryRawUnsafe<{ "QUERY PLAN": { Plan: Plan }[] }[]>(`EXPLAIN (FORMAT JSON) ${endedContextSql(kind)}`, randomUUID());
+      return tx.$queryRawUnsafe<{ "QUERY PLAN": { Plan: Plan }[] }[]>(`EXPLAIN (FORMAT JSON) ${endedContextSql(kind)}`, [randomUUID()]);
     });
     const runScans = nodes(explained?.["QUERY PLAN"][0]?.Plan as Plan).filter((n) => n["Index Name"]?.startsWith("workflow_runs"));
     expect(runScans.map((n) => n["Index Name"])).toEqual([index]);

@@ -3,8 +3,8 @@ import { type CancelWatch, JobCancelled, watchJob } from "../../jobs/cancellatio
 import { isFinalAttempt } from "../../jobs/failures.js";
 import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
 import { queryNamed } from "../../platform/db.js";
-import { grouped } from "../../platform/grouped.js";
 import type { AppDeps } from "../../platform/deps.js";
+import { grouped } from "../../platform/grouped.js";
 import { startAnalysis } from "./analysis.js";
 import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
 import { type PlatformOutcome, type RunDeps, runPlatform } from "./platform-run.js";
