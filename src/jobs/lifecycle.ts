@@ -1,7 +1,6 @@
 import type { Queue } from "bullmq";
-import { queryNamed } from "../platform/db.js";
+import { groupedById } from "../platform/db.js";
 import { AppError } from "../platform/errors.js";
-import { grouped } from "../platform/grouped.js";
 import { publish } from "../platform/redis.js";
 import { rowStatus } from "./cancellation.js";
 import { endedChannel } from "./channels.js";
@@ -191,31 +190,6 @@ const ENDED_CONTEXT_SQL = Object.fromEntries((Object.keys(OWNER_SQL) as JobKind[
   string
 >;
 
-/**
- * The reads of the jobs of one kind that end at once, in shared statements (`grouped`), per pool. Each
- * read still follows its own end's commit: a call is made after the end committed and waits, at most,
- * for the statement in flight.
- */
-const contextReaders = new WeakMap<Deps["pool"], Map<JobKind, (id: string) => Promise<EndedContext | undefined>>>();
-
-function contextReader(pool: Deps["pool"], kind: JobKind) {
-  let byKind = contextReaders.get(pool);
-  if (!byKind) {
-    byKind = new Map();
-    contextReaders.set(pool, byKind);
-  }
-  let reader = byKind.get(kind);
-  if (!reader) {
-    reader = grouped(async (ids: string[]) => {
-      const rows = await queryNamed<EndedContext & { id: string }>(pool, ENDED_CONTEXT_SQL[kind], [ids]);
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      return new Map(ids.map((id) => [id, byId.get(id.toLowerCase())]));
-    });
-    byKind.set(kind, reader);
-  }
-  return reader;
-}
-
 export const endedContextSql = (kind: JobKind): string => ENDED_CONTEXT_SQL[kind];
 
 /**
@@ -240,7 +214,8 @@ export async function jobEnded(deps: Deps, ended: EndedJob): Promise<void> {
   }
   let context: EndedContext | undefined;
   try {
-    context = await contextReader(deps.pool, ended.kind)(ended.id);
+    // The reads after the ends of one kind that come at once share one statement (each still after its own end).
+    context = await groupedById<EndedContext & { id: string }>(deps.pool, ENDED_CONTEXT_SQL[ended.kind])(ended.id);
   } catch (err) {
     deps.logger.error({ err, kind: ended.kind, id: ended.id }, "could not read what waits on this job's end");
     return;

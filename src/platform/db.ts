@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { Prisma, PrismaClient } from "../generated/prisma/client.js";
+import { grouped } from "./grouped.js";
 
 export { Prisma, PrismaClient };
 export type Db = PrismaClient;
@@ -52,6 +53,32 @@ export async function queryNamed<R extends object>(pool: pg.Pool, text: string, 
   const name = unnamedPools.has(pool) ? undefined : statementName(text);
   const result = await pool.query<R>({ name, text, values: values as unknown[] });
   return result.rows;
+}
+
+/** The grouped readers of `groupedById`, per pool and statement text. */
+const groupedReaders = new WeakMap<pg.Pool, Map<string, (id: string) => Promise<unknown>>>();
+
+/**
+ * A named statement over an array of uuids (`$1`) answering at most one row per id (its `id` column), run
+ * for the calls that come at once in one statement (`grouped`): one reader per pool and text, so every
+ * caller of a process shares it. Answers the row of the id asked for, or undefined.
+ */
+export function groupedById<R extends { id: string }>(pool: pg.Pool, text: string): (id: string) => Promise<R | undefined> {
+  let byText = groupedReaders.get(pool);
+  if (!byText) {
+    byText = new Map();
+    groupedReaders.set(pool, byText);
+  }
+  let reader = byText.get(text) as ((id: string) => Promise<R | undefined>) | undefined;
+  if (!reader) {
+    reader = grouped(async (ids: string[]) => {
+      const byId = new Map((await queryNamed<R>(pool, text, [ids])).map((row) => [row.id, row]));
+      // PostgreSQL answers a uuid in lower case, whatever case the caller named it in.
+      return new Map(ids.map((id) => [id, byId.get(id.toLowerCase())]));
+    });
+    byText.set(text, reader);
+  }
+  return reader;
 }
 
 /** Where a statement built with `Prisma.sql` runs: a client or transaction, or the driver's pool (named, as `queryNamed`). */

@@ -21,6 +21,8 @@ const seen = Prisma.sql`coalesce(c.published_at, c.created_at)`;
 const DAY_MS = 86_400_000;
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 const midnight = (day: string) => new Date(`${day}T00:00:00Z`);
+/** The UTC days a window pair starts and ends in: the previous window's first day, the current one's, today. */
+const cutDays = (w: Windows) => ({ previousDay: utcDay(w.previousStart), currentDay: utcDay(w.currentStart), endDay: utcDay(w.end) });
 
 export interface PlatformCountRow {
   platform: string;
@@ -36,9 +38,7 @@ export interface PlatformCountRow {
  * `content_store_entity_seen_idx` (index-only), so the read does not grow with the window.
  */
 export function platformCounts(db: Db, entityId: string, w: Windows) {
-  const previousDay = utcDay(w.previousStart);
-  const currentDay = utcDay(w.currentStart);
-  const endDay = utcDay(w.end);
+  const { previousDay, currentDay, endDay } = cutDays(w);
   const dayAfter = (day: string) => new Date(midnight(day).getTime() + DAY_MS);
   const ranges: [Date, Date][] = [
     [w.previousStart, dayAfter(previousDay)],
@@ -93,9 +93,7 @@ interface EdgeDay {
 }
 
 export function edgeDays(w: Windows): EdgeDay[] {
-  const previousDay = utcDay(w.previousStart);
-  const currentDay = utcDay(w.currentStart);
-  const endDay = utcDay(w.end);
+  const { previousDay, currentDay, endDay } = cutDays(w);
   const cut = w.currentStart.getTime() - midnight(currentDay).getTime();
   const early = cut <= DAY_MS / 2;
   const days: [string, "previous" | "current" | null, "previous" | "current" | null][] = [
@@ -119,9 +117,7 @@ export function edgeDays(w: Windows): EdgeDay[] {
  * half of three days' worth, however large the entity or the window.
  */
 export function aspectCounts(db: Db, entityIds: string[], w: Windows) {
-  const previousDay = utcDay(w.previousStart);
-  const currentDay = utcDay(w.currentStart);
-  const endDay = utcDay(w.end);
+  const { previousDay, currentDay, endDay } = cutDays(w);
   const edges = edgeDays(w);
   return db.$queryRaw<AspectRow[]>`
     WITH edges AS (

@@ -2,9 +2,8 @@ import type { Job } from "bullmq";
 import { type CancelWatch, JobCancelled, watchJob } from "../../jobs/cancellation.js";
 import { isFinalAttempt } from "../../jobs/failures.js";
 import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
-import { queryNamed } from "../../platform/db.js";
+import { groupedById, queryNamed } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
-import { grouped } from "../../platform/grouped.js";
 import { startAnalysis } from "./analysis.js";
 import { type CollectorRegistry, defaultCollectors } from "./collectors/index.js";
 import { type PlatformOutcome, type RunDeps, runPlatform } from "./platform-run.js";
@@ -79,7 +78,7 @@ export class RowNotVisible extends Error {
 
 /**
  * The claim: `attempts` + 1 (the fence of every later write), `running`, and what the run needs, with its
- * entity, in one statement, for the jobs a worker's slots claim at once (`grouped`: the rows are locked in
+ * entity, in one statement, for the jobs a worker's slots claim at once (`groupedById`: the rows are locked in
  * id order, as the index hands them out).
  */
 const CLAIM_SQL = `
@@ -114,27 +113,11 @@ const FAIL_FENCED_SQL = `
   WHERE id = $1::uuid AND attempts = $3 AND status = 'running'
   RETURNING 1 AS done`;
 
-/** One claimer per pool: the claims of a process's worker slots share statements. */
-const claimers = new WeakMap<RunDeps["pool"], (jobId: string) => Promise<ClaimedJob | undefined>>();
-
-function claimerOf(pool: RunDeps["pool"]) {
-  let claimer = claimers.get(pool);
-  if (!claimer) {
-    claimer = grouped(async (ids: string[]) => {
-      const rows = await queryNamed<ClaimedJob>(pool, CLAIM_SQL, [ids]);
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      // PostgreSQL answers a uuid in lower case, whatever case the payload named it in.
-      return new Map(ids.map((id) => [id, byId.get(id.toLowerCase())]));
-    });
-    claimers.set(pool, claimer);
-  }
-  return claimer;
-}
-
 async function claim(deps: RunDeps, jobId: string): Promise<ClaimedJob | "finished"> {
   // Two reads at most: a row inserted between the claim and the status read is claimed by the second.
   for (let read = 0; read < 2; read++) {
-    const claimed = await claimerOf(deps.pool)(jobId);
+    // The claims of a process's worker slots that come at once share one statement.
+    const claimed = await groupedById<ClaimedJob>(deps.pool, CLAIM_SQL)(jobId);
     if (claimed) return claimed;
     const [existing] = await queryNamed<{ status: string }>(deps.pool, STATUS_SQL, [jobId]);
     // A finished job (re-delivered, or re-added by a replayed create) is never run again
