@@ -146,6 +146,40 @@ describe("enrichment.content.v1", () => {
     expect(stored.every((r) => r.enrichedAt !== null && r.embedding.length === 384)).toBe(true);
   });
 
+  it("stores each row's vector, exactly as the embedder gave it, in its own row of the chunk", async () => {
+    const rows = await storeSources(
+      h,
+      tenant,
+      Array.from({ length: 5 }, (_, i) => ({ platform: "web", content: `Vector row ${i}: the search is quick and the sync is slow.` })),
+    );
+    // The job ingest queued runs first (with the configured embedder), so it cannot overwrite the probe's vectors.
+    await waitFor(
+      async () => ((await h.deps.db.content.count({ where: { id: { in: rows }, enrichedAt: { not: null } } })) === 5 ? true : undefined),
+      20_000,
+      "ingested rows to be enriched",
+    );
+    // An embedder whose vectors differ per row and hold what a remote model may send: tiny, negative,
+    // large and non-finite values.
+    const vectorOf = (text: string) =>
+      Array.from({ length: 4 }, (_, d) => (d === 3 && text.includes("row 2") ? Number.POSITIVE_INFINITY : (text.length * (d + 1)) / -7e3));
+    const embedder = { model: "probe-vectors", dimensions: 4, embed: async (texts: string[]) => texts.map(vectorOf) };
+    const result = await enrichContent(h.deps.pool, embedder, rows, undefined, 2);
+    expect(result).toMatchObject({ requested: 5, enriched: 5 });
+    const stored = await h.deps.pool.query<{ id: string; title: string; content: string; embedding: number[] }>(
+      "SELECT id, title, content, embedding FROM content_store WHERE id = ANY($1::uuid[])",
+      [rows],
+    );
+    expect(stored.rows).toHaveLength(5);
+    for (const row of stored.rows) {
+      const expected = vectorOf(row.title ? `${row.title}\n${row.content}` : row.content).map((x) =>
+        Number.isFinite(x) ? Math.fround(x) : Number.NaN,
+      );
+      // The driver reads a real as its shortest decimal, which names the same float4.
+      expect(row.embedding.map(Math.fround)).toEqual(expected);
+    }
+    expect(stored.rows.filter((r) => r.embedding.some(Number.isNaN))).toHaveLength(1);
+  });
+
   it("splits text deterministically", () => {
     expect(opinionUnits(TEXTS[0]!)).toEqual(opinionUnits(TEXTS[0]!));
     expect(opinionUnits("   \n\n  ")).toEqual([]);
