@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { createEmbedder } from "../../src/insights/embed/provider.js";
@@ -15,13 +16,20 @@ import { readIssues, readReviews } from "../quality/feedback/data/convert.js";
  * apart; then a digest of every unit and kind the engine produced over the whole labelled set, so a
  * change made for speed can show it changed nothing else (the same digest before and after).
  *
- *   npx tsx bench/enrichment/stages.ts [--rows 2000] [--passes 3]
+ *   npx tsx bench/enrichment/stages.ts [--rows 2000] [--passes 3] [--dump units.jsonl]
+ *
+ * `--dump` writes each original's units and kind as a JSON line, so two digests that differ can be
+ * compared original by original.
  *
  * The database side (reads, unit inserts, the row updates) is measured with it by
  * bench/quality/feedback/throughput.ts.
  */
 const { values: args } = parseArgs({
-  options: { rows: { type: "string", default: "2000" }, passes: { type: "string", default: "3" } },
+  options: {
+    rows: { type: "string", default: "2000" },
+    passes: { type: "string", default: "3" },
+    dump: { type: "string" },
+  },
 });
 const count = Number(args.rows);
 const issues = readIssues();
@@ -60,9 +68,13 @@ for (let pass = 1; pass <= Number(args.passes); pass++) {
   );
 }
 const digest = createHash("sha256");
+const dump: string[] = [];
 for (const r of all) {
   const units = opinionUnits(r.content);
+  const kind = feedbackKind(r.title, r.content, units).kind;
   digest.update(JSON.stringify(units));
-  digest.update(JSON.stringify(feedbackKind(r.title, r.content, units).kind));
+  digest.update(JSON.stringify(kind));
+  if (args.dump) dump.push(JSON.stringify({ units, kind }));
 }
+if (args.dump) writeFileSync(args.dump, `${dump.join("\n")}\n`);
 log(`output digest over all ${all.length} labelled originals (units and kinds): ${digest.digest("hex").slice(0, 16)}`);
