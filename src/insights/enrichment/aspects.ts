@@ -84,6 +84,12 @@ const WORD = /^[\p{L}][\p{L}\p{N}'’-]*$/u;
 const CONTRACTION =
   /^(?:(?:i|you|we|they|he|she|it|that|there|here|what|who|let)['’]\p{L}+|im|ive|id|ill|youre|theyre|thats|theres|whats|lets|dont|cant|wont|doesnt|isnt|didnt)$/u;
 
+/** Whether some index in `[from, to)` passes `test`. */
+const someIn = (from: number, to: number, test: (j: number) => boolean) => {
+  for (let j = from; j < to; j++) if (test(j)) return true;
+  return false;
+};
+
 const joined = (tokens: Token[], i: number) => i > 0 && tokens[i]!.start === tokens[i - 1]!.end;
 
 /** Word tokens from `i` on, hyphens read as spaces: [token index, …] for up to MAX_PHRASE_WORDS words. */
@@ -252,7 +258,7 @@ export function aspectCandidates(
   }
 
   for (const [start, end] of nounPhrases(tokens, from, stop, cues.opaque)) {
-    if ([...Array(end - start).keys()].some((k) => covered.has(start + k))) {
+    if (someIn(start, end, (j) => covered.has(j))) {
       // The lexicon names this phrase's aspect; an attribute phrase gives way to what follows "of".
       if (attributeOf(end)) for (const c of found) if (c.at >= start && c.at < end) c.score -= 1.5;
       continue;
@@ -275,7 +281,7 @@ export function aspectCandidates(
       continue;
     }
     // A name (a device, a competitor) outside the subject is rarely what the clause judges.
-    const properOnly = [...Array(end - start).keys()].every((k) => tokens[start + k]!.pos === "PROPN" || tokens[start + k]!.text === "-");
+    const properOnly = !someIn(start, end, (j) => tokens[j]!.pos !== "PROPN" && tokens[j]!.text !== "-");
     found.push({ aspect: named.name, score: score - (properOnly && !subject ? 0.5 : 0), at: start, lexicon: false, whole: false, subject });
   }
 
