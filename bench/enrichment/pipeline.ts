@@ -19,7 +19,7 @@ import { feedbackTexts } from "../quality/feedback/data/convert.js";
  * watches the enrichment queue in Redis (every 100 ms) until it holds no job, then counts the enriched
  * rows once (a count scans the table: polling it would add its own PostgreSQL CPU to the figures).
  *
- *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--concurrency 4] [--keep]
+ *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--enrich-jobs N] [--concurrency 4] [--keep]
  *
  * Rows are real feedback: the labelled GitHub issues (title and markdown body as GitHub's API gives
  * them) and app reviews of bench/quality/feedback/data, taken in turn and repeated with ids of their
@@ -36,6 +36,8 @@ const { values: args } = parseArgs({
     threads: { type: "string" },
     /** The workers' ENRICH_CHUNK_ROWS (default: the service's own). */
     "chunk-rows": { type: "string" },
+    // Enrichment jobs a worker process runs at once (WORKER_QUEUE_CONCURRENCY's enrichment entry; default WORKER_CONCURRENCY).
+    "enrich-jobs": { type: "string" },
     /** Leave the bench's database in place (its name is printed) to look at its rows and statements afterwards. */
     keep: { type: "boolean", default: false },
     "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
@@ -79,6 +81,7 @@ const env: Record<string, string> = {
   // The workers' analysis threads: the production default (one fewer than the cores) unless --threads names a count.
   ...(args.threads !== undefined ? { ENRICH_THREADS: args.threads } : {}),
   ...(args["chunk-rows"] !== undefined ? { ENRICH_CHUNK_ROWS: args["chunk-rows"] } : {}),
+  ...(args["enrich-jobs"] !== undefined ? { WORKER_QUEUE_CONCURRENCY: `enrichment=${args["enrich-jobs"]}` } : {}),
 };
 const procs = [];
 const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
