@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONTENT_COPY_COLUMNS, copyLine } from "../../src/intake/ingest/copy.js";
-import { planBatch } from "../../src/intake/ingest/plan.js";
+import { type BatchPlan, planBatch } from "../../src/intake/ingest/plan.js";
 import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
 
 /**
@@ -66,7 +66,11 @@ export const COPY_SQL = `COPY content_store (${CONTENT_COPY_COLUMNS.join(", ")})
  * COPY text lines the service itself writes (`copyLine`), for another entity.
  */
 export function copyLines(batch: ReturnType<typeof makeBatch>, entity: { id: string; workspaceId: string }): string {
-  const plan = planBatch(IngestRequestSchema.parse(batch));
+  return planCopyText(planBatch(IngestRequestSchema.parse(batch)), entity);
+}
+
+/** A planned batch as the COPY text the service writes for it (`copyLine`), sources then comments. */
+export function planCopyText(plan: BatchPlan, entity: { id: string; workspaceId: string }): string {
   const run = { collectionRunId: null, collectionScope: null, coverageState: null };
   const ids = new Map<string, string>();
   const lines: string[] = [];

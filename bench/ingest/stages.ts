@@ -1,9 +1,8 @@
 import { parseArgs } from "node:util";
-import { copyLine } from "../../src/intake/ingest/copy.js";
 import { planBatch } from "../../src/intake/ingest/plan.js";
 import { IngestRequestBody } from "../../src/intake/ingest/schemas.js";
 import { parseInput } from "../../src/platform/validation.js";
-import { makeBatch } from "./corpus.js";
+import { makeBatch, planCopyText } from "./corpus.js";
 
 /**
  * The ingest service's CPU per batch, stage by stage, in one process without a database: the
@@ -40,7 +39,6 @@ function timed(label: string, work: () => unknown) {
 }
 
 const entity = { id: "00000000-0000-4000-8000-000000000001", workspaceId: "00000000-0000-4000-8000-000000000002" };
-const run = { collectionRunId: null, collectionScope: null, coverageState: null };
 const parsed = JSON.parse(body) as unknown;
 const request = parseInput(IngestRequestBody, parsed, "body");
 const plan = planBatch(request);
@@ -50,10 +48,4 @@ console.log(
 timed("JSON.parse", () => JSON.parse(body));
 timed("validation", () => parseInput(IngestRequestBody, parsed, "body"));
 timed("plan", () => planBatch(request));
-timed("COPY text", () =>
-  Buffer.from(
-    [...plan.sources, ...plan.comments]
-      .map((row, i) => copyLine(row, { id: entity.id, parentId: null }, entity, i < plan.sources.length ? "source" : "comment", run))
-      .join("\n"),
-  ),
-);
+timed("COPY text", () => Buffer.from(planCopyText(plan, entity)));

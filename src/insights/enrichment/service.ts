@@ -77,7 +77,7 @@ const FLOAT4_OID = 700;
  * worker about 60 µs a row and the server the parse of every number). A value that is not finite is
  * stored as NaN, as the text literal stored it.
  */
-export function flatVectorBinary(vectors: readonly (readonly number[])[], dims: number): Buffer {
+function flatVectorBinary(vectors: readonly (readonly number[])[], dims: number): Buffer {
   const count = vectors.length * dims;
   const out = Buffer.allocUnsafe(20 + count * 8);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);

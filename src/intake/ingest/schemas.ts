@@ -40,8 +40,6 @@ const engagementOf = (e: z.output<typeof EngagementFields>): Counts => ({
   score: absent(e.score),
   shares: absent(e.shares),
 });
-export const Engagement = EngagementFields.transform(engagementOf);
-
 const CommentFields = z.object({
   id: z.string().max(500).nullish(),
   url: linkUrl({ max: 5000 }).nullish(),
