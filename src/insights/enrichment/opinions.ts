@@ -155,6 +155,8 @@ function refineClause(tokens: Token[], range: Range): Clause[] {
     const rightRange: Range = [trimRange(tokens, [b + 1, range[1]])[0], range[1]];
     if (wordCount(tokens, left) < MIN_CLAUSE_WORDS || wordCount(tokens, rightRange) < MIN_CLAUSE_WORDS) continue;
     const l = analyseClause(tokens, left);
+    // Either cut needs both sides opinionated: a neutral left side spares reading the right one.
+    if (!opinionated(l)) continue;
     const r = analyseClause(tokens, rightRange);
     const kindShift = l.request !== r.request && opinionated(l) && opinionated(r);
     const polarityShift =
