@@ -1,5 +1,6 @@
 import { createEmbedder } from "../src/insights/embed/provider.js";
 import { type AnalysisPool, createAnalysisPool } from "../src/insights/enrichment/analysis-pool.js";
+import { reanalyseContent } from "../src/insights/enrichment/reanalyse.js";
 import { enrichContent } from "../src/insights/enrichment/service.js";
 import { enrichThreadsOf } from "../src/platform/config.js";
 import type { Processor } from "./runtime.js";
@@ -11,6 +12,12 @@ let analysis: AnalysisPool | undefined;
 export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (payload, { deps }) => {
   analysis ??= createAnalysisPool(enrichThreadsOf(deps.config));
   return enrichContent(deps.pool, createEmbedder(deps.config), payload.contentIds, analysis.analyse, deps.config.ENRICH_CHUNK_ROWS);
+};
+
+/** `enrichment.reanalyse.v1`: stored rows' units and feedback kind again, by the current analyser. */
+export const reanalysisProcessor: Processor<"enrichment.reanalyse.v1"> = async (payload, { deps }) => {
+  analysis ??= createAnalysisPool(enrichThreadsOf(deps.config));
+  return reanalyseContent(deps.pool, payload.contentIds, analysis.analyse, deps.config.ENRICH_CHUNK_ROWS);
 };
 
 /** Stops the analysis threads (at shutdown, after the workers have drained). */

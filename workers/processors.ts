@@ -2,7 +2,7 @@ import "../src/job-kinds.js";
 import { collectionProcessor } from "../src/intake/collection/runner.js";
 import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
-import { enrichmentProcessor } from "./enrichment.js";
+import { enrichmentProcessor, reanalysisProcessor } from "./enrichment.js";
 import { entityDeletionProcessor } from "./entity-deletion.js";
 import { erasureProcessor } from "./erasures.js";
 import { notesSyncProcessor } from "./notes-sync.js";
@@ -19,6 +19,7 @@ export const processors: ProcessorTable = {
   "collection.run.v1": collectionProcessor(),
   "analysis.run.v1": analysisProcessor,
   "enrichment.content.v1": enrichmentProcessor,
+  "enrichment.reanalyse.v1": reanalysisProcessor,
   "sweep.run.v1": sweepProcessor,
   "erasure.run.v1": erasureProcessor,
   "entity.delete.v1": entityDeletionProcessor,

@@ -27,6 +27,8 @@ export const jobIds = {
   enrichment: (contentIds: string[]) => deriveJobId("enrich", ...contentIds),
   /** An operator's requeue of unenriched rows: a new pass each time the command runs. */
   enrichmentRequeue: (pass: string, contentIds: string[]) => deriveJobId("enrich-requeue", pass, ...contentIds),
+  /** An operator's re-analysis of stored rows by a new analyser: a new pass each time the command runs. */
+  reanalysis: (pass: string, contentIds: string[]) => deriveJobId("reanalyse", pass, ...contentIds),
   /** An evidence capture run (each attempt is its own row, so its own job). */
   sweep: (runId: string) => deriveJobId("sweep", runId),
   /** An author erasure's batches (src/governance/deletion). */

@@ -35,6 +35,13 @@ export const jobCatalog = {
     schema: z.object({ contentIds: z.array(z.uuid()).min(1).max(5000) }),
     options: retry(5, 1000),
   },
+  "enrichment.reanalyse.v1": {
+    queue: "enrichment",
+    // Stored rows analysed again by the current analyser (src/insights/enrichment/reanalyse.ts), queued by the
+    // `reanalyse` operator command. Behind new rows' enrichment: a job without a priority comes first.
+    schema: z.object({ contentIds: z.array(z.uuid()).min(1).max(5000) }),
+    options: { ...retry(5, 1000), priority: 100, removeOnComplete: true, removeOnFail: { count: 1000 } },
+  },
   "notes.sync.v1": {
     queue: "notes-sync",
     // `credential` is the provider key sealed with the service's secrets key, never clear text.

@@ -1,5 +1,6 @@
 import { isUuid } from "../../access/workspaces/access.js";
 import { requeueWebhookDeliveries } from "../../delivery/webhooks/requeue.js";
+import { queueReanalysis } from "../../insights/enrichment/reanalyse.js";
 import { requeueJob, requeueStalled } from "../../intake/collection/requeue.js";
 import { requeueUnenriched } from "../../intake/ingest/requeue.js";
 import { requeueLost } from "../../jobs/requeue.js";
@@ -84,6 +85,16 @@ async function requeueEnrichment(deps: AppDeps, [entityId]: string[]): Promise<s
   return requeueUnenriched(deps, entityId);
 }
 
+async function reanalyse(deps: AppDeps, [entityId]: string[]): Promise<string> {
+  if (entityId !== undefined) {
+    if (!isUuid(entityId)) throw usageError("reanalyse [entity_id]");
+    if ((await deps.db.entity.count({ where: { id: entityId } })) === 0) {
+      throw new AdminCommandError(`no entity ${entityId}; nothing was queued`);
+    }
+  }
+  return queueReanalysis(deps, entityId);
+}
+
 export const adminCommands: Record<string, Command> = {
   help: { usage: "help", summary: "list these commands", run: async () => adminHelp() },
   "enable-raw-export": {
@@ -116,6 +127,12 @@ export const adminCommands: Record<string, Command> = {
     usage: "requeue-enrichment [entity_id]",
     summary: "queue enrichment again for stored rows (of one entity) that have none",
     run: requeueEnrichment,
+  },
+  reanalyse: {
+    queue: true,
+    usage: "reanalyse [entity_id]",
+    summary: "after a deploy that changed the analyser: queue stored rows (of one entity) whose units are older",
+    run: reanalyse,
   },
   "requeue-stalled": {
     queue: true,

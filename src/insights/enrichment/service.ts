@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { OpinionUnit } from "../../generated/prisma/client.js";
 import { poolTransaction } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
-import { type Analyser, analyseInline } from "./analyse.js";
+import { type Analyser, analyseInline, type RowAnalysis } from "./analyse.js";
 import { ANALYSER_VERSION } from "./opinions.js";
 
 /**
@@ -38,7 +38,32 @@ export function embeddingText(row: { title: string; content: string }): string {
 }
 
 /** A unit as the chunk writes it: every column but those the database fills (seen_at by trigger, created_at). */
-type Unit = Omit<OpinionUnit, "seenAt" | "createdAt">;
+export type Unit = Omit<OpinionUnit, "seenAt" | "createdAt">;
+
+/** The units of analysed rows as the chunk writes them, each with a new id and the current analyser's version. */
+export function unitsToWrite(rows: readonly { id: string; entityId: string }[], analysed: readonly RowAnalysis[]): Unit[] {
+  return rows.flatMap((row, index) =>
+    analysed[index]!.spans.map((u) => ({
+      id: randomUUID(),
+      contentId: row.id,
+      entityId: row.entityId,
+      startOffset: u.start,
+      endOffset: u.end,
+      text: u.text,
+      aspect: u.aspect,
+      sentiment: u.sentiment,
+      sentimentLabel: u.label,
+      kind: u.kind,
+      terms: u.terms,
+      comparedWith: u.comparedWith,
+      churn: u.churn,
+      analyserVersion: ANALYSER_VERSION,
+    })),
+  );
+}
+
+/** A feedback-kind confidence as stored: four decimals. */
+export const storedConfidence = (confidence: number) => Math.round(confidence * 1e4) / 1e4;
 
 /** JSON has no NaN or Infinity: they travel as the text PostgreSQL reads as a real ("NaN", "Infinity"). */
 const finiteOrText = (_key: string, value: unknown) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value);
@@ -48,7 +73,7 @@ const finiteOrText = (_key: string, value: unknown) => (typeof value === "number
  * (original, start offset) is already stored, as a re-run of the same ids finds them. Answers how
  * many were inserted.
  */
-async function insertUnits(client: pg.PoolClient, units: Unit[]): Promise<number> {
+export async function insertUnits(client: pg.PoolClient, units: Unit[]): Promise<number> {
   const { rows } = await client.query<{ n: number }>(
     `WITH inserted AS (
       INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label,
@@ -108,7 +133,7 @@ interface StoredRow {
 }
 
 /** A statement of the chunk's transaction waits at most this long (a lock held by a deletion, say). */
-const STATEMENT_TIMEOUT_MS = 60_000;
+export const STATEMENT_TIMEOUT_MS = 60_000;
 
 /**
  * Enriches the given stored rows. Reads and writes go through the driver's pool (`AppDeps.pool`):
@@ -140,24 +165,7 @@ export async function enrichContent(
       embedder.embed(todo.map(embeddingText)),
       analyse(todo.map((row) => ({ title: row.title, content: row.content }))),
     ]);
-    const units: Unit[] = todo.flatMap((row, index) =>
-      analysed[index]!.spans.map((u) => ({
-        id: randomUUID(),
-        contentId: row.id,
-        entityId: row.entityId,
-        startOffset: u.start,
-        endOffset: u.end,
-        text: u.text,
-        aspect: u.aspect,
-        sentiment: u.sentiment,
-        sentimentLabel: u.label,
-        kind: u.kind,
-        terms: u.terms,
-        comparedWith: u.comparedWith,
-        churn: u.churn,
-        analyserVersion: ANALYSER_VERSION,
-      })),
-    );
+    const units = unitsToWrite(todo, analysed);
 
     await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client) => {
       // The rows are locked as the update would lock them, and only those still stored get units: a
@@ -194,7 +202,7 @@ export async function enrichContent(
           writes.map((w) => w.id),
           writes.map((w) => w.reading?.kind ?? null),
           new Date(),
-          writes.map((w) => (w.reading ? Math.round(w.reading.confidence * 1e4) / 1e4 : null)),
+          writes.map((w) => (w.reading ? storedConfidence(w.reading.confidence) : null)),
         ],
       );
       result.enriched += updated.rows.length;
