@@ -50,8 +50,11 @@ export interface OpinionSpan {
   churn: boolean;
 }
 
-/** Version of the opinion analyser; stored with each unit, so units written by an older one are recomputed when analysed. */
-export const ANALYSER_VERSION = 4;
+/**
+ * Version of the opinion analyser; stored with each unit, so units written by an older one are recomputed when analysed
+ * and re-analysed by the `reanalyse` operator command (reanalyse.ts). 5: amounts and durations by amounts.ts.
+ */
+export const ANALYSER_VERSION = 5;
 
 /** Longest unit, in UTF-16 code units; longer sentences are cut at a space. */
 export const MAX_UNIT_CHARS = 1000;

@@ -38,9 +38,8 @@ const POS_CLASSES: Record<string, (t: Token) => boolean> = {
   PRON: (t) => t.pos === "PRON",
   ING: (t) => t.pos === "VERB" && t.normal.endsWith("ing"),
 };
-const DURATION_WORDS = new Set(["second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "hr", "mins", "hrs"]);
 const isMoney = (t: Token) => t.entity === "MONEY" || t.type === "currency";
-const isDuration = (t: Token) => t.entity === "DURATION" || DURATION_WORDS.has(t.lemma);
+const isDuration = (t: Token) => t.entity === "DURATION";
 
 function compileElement(raw: string): Element {
   let text = raw;
