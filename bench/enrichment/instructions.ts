@@ -26,7 +26,14 @@ const work = mkdtempSync(join(tmpdir(), "res-instructions-"));
 const textsFile = join(work, "texts.json");
 writeFileSync(
   textsFile,
-  JSON.stringify([...readIssues().slice(0, rows).map((i) => i.body), ...readReviews().slice(0, rows).map((r) => r.text)]),
+  JSON.stringify([
+    ...readIssues()
+      .slice(0, rows)
+      .map((i) => i.body),
+    ...readReviews()
+      .slice(0, rows)
+      .map((r) => r.text),
+  ]),
 );
 const runner = join(work, "runner.mjs");
 writeFileSync(

@@ -8,6 +8,7 @@ import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { reanalysisProcessor } from "../../workers/enrichment.js";
 import { addEntity, createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { recountDaily, recountSources, storedDaily, storedSources } from "../helpers/rollups.js";
 
 /**
  * Re-analysis after the analyser changed: the `reanalyse` operator command queues the enriched rows whose
@@ -25,36 +26,13 @@ let fresh: string;
 let unenriched: string;
 let otherRow: string;
 
-const recountDaily = () =>
-  h.deps.db.$queryRaw<{ key: string; statements: number; sources: number }[]>`
-    SELECT concat_ws('|', u.entity_id, k.day, k.level, k.aspect, k.side) AS key, count(*)::int AS statements,
-      count(DISTINCT u.content_id)::int AS sources
-    FROM opinion_units u CROSS JOIN LATERAL opinion_unit_keys(u.seen_at, u.aspect, u.sentiment_label, u.kind, u.analyser_version) k
-    GROUP BY 1 ORDER BY 1`;
-const storedDaily = () =>
-  h.deps.db.$queryRaw<{ key: string; statements: number; sources: number }[]>`
-    SELECT concat_ws('|', entity_id, day, level, aspect, side) AS key, statements, sources
-    FROM opinion_rollups WHERE statements <> 0 OR sources <> 0 ORDER BY 1`;
-const recountSources = () =>
-  h.deps.db.$queryRaw<{ key: string; sources: number }[]>`
-    SELECT concat_ws('|', entity_id, focus, name, sides) AS key, count(*)::int AS sources
-    FROM (SELECT u.content_id, u.entity_id, k.focus, k.name,
-            (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
-          FROM opinion_units u
-            CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
-          GROUP BY u.content_id, u.entity_id, k.focus, k.name) per_original
-    GROUP BY 1 ORDER BY 1`;
-const storedSources = () =>
-  h.deps.db.$queryRaw<{ key: string; sources: number }[]>`
-    SELECT concat_ws('|', entity_id, focus, aspect, sides) AS key, sources
-    FROM opinion_source_rollups WHERE sources <> 0 ORDER BY 1`;
 async function expectRollupsExact() {
-  const daily = await recountDaily();
+  const daily = await recountDaily(h.deps.db);
   expect(daily.length).toBeGreaterThan(0);
-  expect(await storedDaily()).toEqual(daily);
-  const sources = await recountSources();
+  expect(await storedDaily(h.deps.db)).toEqual(daily);
+  const sources = await recountSources(h.deps.db);
   expect(sources.length).toBeGreaterThan(0);
-  expect(await storedSources()).toEqual(sources);
+  expect(await storedSources(h.deps.db)).toEqual(sources);
 }
 
 /** Each row's units as the analyser gave them (not their ids), and its feedback kind. */

@@ -4,6 +4,7 @@ import { createEmbedder } from "../../src/insights/embed/provider.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { bearer, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { recountDaily, storedDaily } from "../helpers/rollups.js";
 
 /**
  * The opinion-unit rollups the intelligence summary reads are kept exact by triggers: after every
@@ -17,16 +18,8 @@ let token: string;
 let entityId: string;
 let ids: string[];
 
-const recount = () =>
-  h.deps.db.$queryRaw<{ key: string; statements: number; sources: number }[]>`
-    SELECT concat_ws('|', u.entity_id, k.day, k.level, k.aspect, k.side) AS key, count(*)::int AS statements,
-      count(DISTINCT u.content_id)::int AS sources
-    FROM opinion_units u CROSS JOIN LATERAL opinion_unit_keys(u.seen_at, u.aspect, u.sentiment_label, u.kind, u.analyser_version) k
-    GROUP BY 1 ORDER BY 1`;
-const rollups = () =>
-  h.deps.db.$queryRaw<{ key: string; statements: number; sources: number }[]>`
-    SELECT concat_ws('|', entity_id, day, level, aspect, side) AS key, statements, sources
-    FROM opinion_rollups WHERE statements <> 0 OR sources <> 0 ORDER BY 1`;
+const recount = () => recountDaily(h.deps.db);
+const rollups = () => storedDaily(h.deps.db);
 async function expectExact() {
   const expected = await recount();
   expect(expected.length).toBeGreaterThan(0);

@@ -75,24 +75,17 @@ async function requeueOneJob(deps: AppDeps, [id]: string[]): Promise<string> {
   return requeueJob(deps, id);
 }
 
-async function requeueEnrichment(deps: AppDeps, [entityId]: string[]): Promise<string> {
-  if (entityId !== undefined) {
-    if (!isUuid(entityId)) throw usageError("requeue-enrichment [entity_id]");
-    if ((await deps.db.entity.count({ where: { id: entityId } })) === 0) {
-      throw new AdminCommandError(`no entity ${entityId}; nothing was queued`);
+/** A command over the stored rows of one entity, or of all: refuses an argument that names no entity. */
+function perEntity(usage: string, run: (deps: AppDeps, entityId?: string) => Promise<string>) {
+  return async (deps: AppDeps, [entityId]: string[]): Promise<string> => {
+    if (entityId !== undefined) {
+      if (!isUuid(entityId)) throw usageError(usage);
+      if ((await deps.db.entity.count({ where: { id: entityId } })) === 0) {
+        throw new AdminCommandError(`no entity ${entityId}; nothing was queued`);
+      }
     }
-  }
-  return requeueUnenriched(deps, entityId);
-}
-
-async function reanalyse(deps: AppDeps, [entityId]: string[]): Promise<string> {
-  if (entityId !== undefined) {
-    if (!isUuid(entityId)) throw usageError("reanalyse [entity_id]");
-    if ((await deps.db.entity.count({ where: { id: entityId } })) === 0) {
-      throw new AdminCommandError(`no entity ${entityId}; nothing was queued`);
-    }
-  }
-  return queueReanalysis(deps, entityId);
+    return run(deps, entityId);
+  };
 }
 
 export const adminCommands: Record<string, Command> = {
@@ -126,13 +119,13 @@ export const adminCommands: Record<string, Command> = {
     queue: true,
     usage: "requeue-enrichment [entity_id]",
     summary: "queue enrichment again for stored rows (of one entity) that have none",
-    run: requeueEnrichment,
+    run: perEntity("requeue-enrichment [entity_id]", requeueUnenriched),
   },
   reanalyse: {
     queue: true,
     usage: "reanalyse [entity_id]",
     summary: "after a deploy that changed the analyser: queue stored rows (of one entity) whose units are older",
-    run: reanalyse,
+    run: perEntity("reanalyse [entity_id]", queueReanalysis),
   },
   "requeue-stalled": {
     queue: true,

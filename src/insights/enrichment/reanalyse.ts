@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { jobIds } from "../../jobs/ids.js";
+import { queueInPages } from "../../jobs/walk.js";
 import { poolTransaction } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { type Analyser, analyseInline } from "./analyse.js";
@@ -124,23 +125,18 @@ export const REANALYSIS_JOB_ROWS = 1000;
  */
 export async function queueReanalysis(deps: Pick<AppDeps, "db" | "queues">, entityId?: string): Promise<string> {
   const stamp = Date.now().toString(36);
-  let after = "00000000-0000-0000-0000-000000000000";
-  let rows = 0;
-  let jobs = 0;
-  for (;;) {
-    const chunk = await deps.db.$queryRaw<{ id: string }[]>`
-      SELECT c.id FROM content_store c
-      WHERE c.enriched_at IS NOT NULL AND c.id > ${after}::uuid
-        AND (${entityId ?? null}::uuid IS NULL OR c.entity_id = ${entityId ?? null}::uuid)
-        AND (NOT EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id)
-             OR EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id AND u.analyser_version <> ${ANALYSER_VERSION}))
-      ORDER BY c.id LIMIT ${REANALYSIS_JOB_ROWS}`;
-    if (chunk.length === 0) break;
-    const ids = chunk.map((r) => r.id);
-    await deps.queues.enqueue("enrichment.reanalyse.v1", { contentIds: ids }, { jobId: jobIds.reanalysis(stamp, ids) });
-    rows += ids.length;
-    jobs += 1;
-    after = ids.at(-1) as string;
-  }
+  const { rows, jobs } = await queueInPages(
+    async (after) =>
+      (
+        await deps.db.$queryRaw<{ id: string }[]>`
+          SELECT c.id FROM content_store c
+          WHERE c.enriched_at IS NOT NULL AND c.id > ${after}::uuid
+            AND (${entityId ?? null}::uuid IS NULL OR c.entity_id = ${entityId ?? null}::uuid)
+            AND (NOT EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id)
+                 OR EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id AND u.analyser_version <> ${ANALYSER_VERSION}))
+          ORDER BY c.id LIMIT ${REANALYSIS_JOB_ROWS}`
+      ).map((r) => r.id),
+    (ids) => deps.queues.enqueue("enrichment.reanalyse.v1", { contentIds: ids }, { jobId: jobIds.reanalysis(stamp, ids) }),
+  );
   return `queued ${rows} row(s) for re-analysis by analyser version ${ANALYSER_VERSION} in ${jobs} job(s)${entityId ? ` for entity ${entityId}` : ""}`;
 }

@@ -1,5 +1,6 @@
 import { isUuid } from "../../access/workspaces/access.js";
 import { jobIds } from "../../jobs/ids.js";
+import { queueInPages } from "../../jobs/walk.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { ENRICHMENT_CHUNK } from "./service.js";
 
@@ -11,20 +12,15 @@ import { ENRICHMENT_CHUNK } from "./service.js";
 export async function requeueUnenriched(deps: Pick<AppDeps, "db" | "queues">, entityId?: string): Promise<string> {
   if (entityId !== undefined && !isUuid(entityId)) throw new Error("usage: requeue-enrichment [entity_id]");
   const stamp = Date.now().toString(36);
-  let after = "00000000-0000-0000-0000-000000000000";
-  let rows = 0;
-  let jobs = 0;
-  for (;;) {
-    const chunk = await deps.db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM content_store
-      WHERE enriched_at IS NULL AND id > ${after}::uuid AND (${entityId ?? null}::uuid IS NULL OR entity_id = ${entityId ?? null}::uuid)
-      ORDER BY id LIMIT ${ENRICHMENT_CHUNK}`;
-    if (chunk.length === 0) break;
-    const ids = chunk.map((r) => r.id);
-    await deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: jobIds.enrichmentRequeue(stamp, ids) });
-    rows += ids.length;
-    jobs += 1;
-    after = ids.at(-1) as string;
-  }
+  const { rows, jobs } = await queueInPages(
+    async (after) =>
+      (
+        await deps.db.$queryRaw<{ id: string }[]>`
+          SELECT id FROM content_store
+          WHERE enriched_at IS NULL AND id > ${after}::uuid AND (${entityId ?? null}::uuid IS NULL OR entity_id = ${entityId ?? null}::uuid)
+          ORDER BY id LIMIT ${ENRICHMENT_CHUNK}`
+      ).map((r) => r.id),
+    (ids) => deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: jobIds.enrichmentRequeue(stamp, ids) }),
+  );
   return `queued ${rows} unenriched row(s) in ${jobs} enrichment job(s)${entityId ? ` for entity ${entityId}` : ""}`;
 }
