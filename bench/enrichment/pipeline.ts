@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { ANALYSER_VERSION } from "../../src/insights/enrichment/opinions.js";
 import { onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { queuePrefix } from "../../src/platform/queues.js";
 import { bearer } from "../lib/bearer.js";
@@ -19,7 +20,7 @@ import { feedbackTexts } from "../quality/feedback/data/convert.js";
  * watches the enrichment queue in Redis (every 100 ms) until it holds no job, then counts the enriched
  * rows once (a count scans the table: polling it would add its own PostgreSQL CPU to the figures).
  *
- *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--enrich-jobs N] [--concurrency 4] [--keep]
+ *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--enrich-jobs N] [--concurrency 4] [--keep] [--reanalyse]
  *
  * Rows are real feedback: the labelled GitHub issues (title and markdown body as GitHub's API gives
  * them) and app reviews of bench/quality/feedback/data, taken in turn and repeated with ids of their
@@ -40,6 +41,11 @@ const { values: args } = parseArgs({
     "enrich-jobs": { type: "string" },
     /** Leave the bench's database in place (its name is printed) to look at its rows and statements afterwards. */
     keep: { type: "boolean", default: false },
+    /**
+     * Then, as after a deploy that changed the analyser: every stored unit marked as the previous version's,
+     * `npm run admin -- reanalyse <entity>` run as an operator runs it, and the re-analysis timed to its end.
+     */
+    reanalyse: { type: "boolean", default: false },
     "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
   },
 });
@@ -87,6 +93,60 @@ const procs = [];
 const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
 const queueConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
 const queue = new Queue("enrichment", { connection: queueConnection, prefix: queuePrefix(env.REDIS_PREFIX!, "enrichment", false) });
+/** Units not written by the current analyser. */
+const staleUnits = async () =>
+  Number(
+    (await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM opinion_units WHERE analyser_version <> $1", [ANALYSER_VERSION]))
+      .rows[0]!.n,
+  );
+
+/**
+ * Re-analysis of the import: its units marked as the previous analyser's (one statement; the roll-ups follow
+ * through the units' update trigger), the operator command, the queue watched until it is empty and no stale
+ * unit is left. Prints rows/s, CPU per 1,000 rows and whether the roll-ups still equal a recount.
+ */
+async function timeReanalysis(
+  entityId: string,
+  workerPids: number[],
+  webPid: number,
+  postmaster: Parameters<typeof serverCpuMs>[0],
+  open: () => Promise<number>,
+  env: Record<string, string>,
+) {
+  await pool.query("UPDATE opinion_units SET analyser_version = analyser_version - 1");
+  const cpu0 = { workers: cpuMs(workerPids), web: cpuMs([webPid]), pg: serverCpuMs(postmaster) };
+  const started = performance.now();
+  const admin = runProcess("admin", [process.execPath, "--import", "tsx", "scripts/admin.ts", "reanalyse", entityId], env);
+  if ((await exitCode(admin)) !== 0) throw new Error(`reanalyse failed:\n${admin.output.join("")}`);
+  log(`reanalyse: ${admin.output.join("").trim()} (${((performance.now() - started) / 1000).toFixed(1)} s to queue)`);
+  const deadline = performance.now() + 30 * 60_000;
+  while ((await open()) > 0 || (await staleUnits()) > 0) {
+    if (performance.now() > deadline) throw new Error("re-analysis did not finish within 30 minutes");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const per = (ms: number) => ((ms / ROWS) * 1000).toFixed(0);
+  log(`re-analysis: ${ROWS} rows in ${seconds.toFixed(1)} s = ${(ROWS / seconds).toFixed(0)} rows/s`);
+  log(
+    `CPU per 1,000 rows re-analysed: workers ${per(cpuMs(workerPids) - cpu0.workers)} ms, web ${per(cpuMs([webPid]) - cpu0.web)} ms, ` +
+      `PostgreSQL ${per(serverCpuMs(postmaster) - cpu0.pg)} ms`,
+  );
+  const differ = await pool.query<{ n: string }>(
+    `WITH recount AS (
+       SELECT entity_id, focus, name AS aspect, sides, count(*)::int AS sources
+       FROM (SELECT u.content_id, u.entity_id, k.focus, k.name,
+               (bool_or(k.complaint)::int + 2 * bool_or(k.praise)::int + 4 * bool_or(k.request)::int)::smallint AS sides
+             FROM opinion_units u
+               CROSS JOIN LATERAL opinion_source_keys(u.seen_at, u.aspect, u.terms, u.kind, u.sentiment_label, u.compared_with, u.churn) k
+             GROUP BY u.content_id, u.entity_id, k.focus, k.name) per_original
+       GROUP BY 1, 2, 3, 4),
+     stored AS (SELECT entity_id, focus, aspect, sides, sources FROM opinion_source_rollups WHERE sources <> 0)
+     SELECT ((SELECT count(*) FROM (SELECT * FROM recount EXCEPT SELECT * FROM stored) a)
+           + (SELECT count(*) FROM (SELECT * FROM stored EXCEPT SELECT * FROM recount) b))::text AS n`,
+  );
+  log(`source roll-ups that differ from a recount of the units: ${differ.rows[0]!.n}`);
+}
+
 try {
   const release = runEntry("release", "scripts/migrate.ts", env);
   if ((await exitCode(release)) !== 0) throw new Error(`release failed:\n${release.output.join("")}`);
@@ -163,6 +223,7 @@ try {
   log(`worker peak RSS: ${workers.map((w) => `${w.name} ${rss.peak[w.name]?.toFixed(0)} MB`).join(", ")}`);
   const units = await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM opinion_units");
   log(`opinion units stored: ${units.rows[0]!.n} (${(Number(units.rows[0]!.n) / ROWS).toFixed(2)} a row)`);
+  if (args.reanalyse) await timeReanalysis(entityId, workerPids, web.child.pid!, postmaster, open, env);
 } finally {
   await Promise.all(procs.map((p) => p.stop()));
   await pool.end();
