@@ -120,8 +120,10 @@ async function timeReanalysis(
   if ((await exitCode(admin)) !== 0) throw new Error(`reanalyse failed:\n${admin.output.join("")}`);
   log(`reanalyse: ${admin.output.join("").trim()} (${((performance.now() - started) / 1000).toFixed(1)} s to queue)`);
   const deadline = performance.now() + 30 * 60_000;
-  while ((await open()) > 0 || (await staleUnits()) > 0) {
+  // The queue is watched in Redis; the units are counted (a scan PostgreSQL would bill to the re-analysis) only once it is empty.
+  for (;;) {
     if (performance.now() > deadline) throw new Error("re-analysis did not finish within 30 minutes");
+    if ((await open()) === 0 && (await staleUnits()) === 0) break;
     await new Promise((r) => setTimeout(r, 200));
   }
   const seconds = (performance.now() - started) / 1000;
