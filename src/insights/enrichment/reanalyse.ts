@@ -128,12 +128,16 @@ export async function queueReanalysis(deps: Pick<AppDeps, "db" | "queues">, enti
   const { rows, jobs } = await queueInPages(
     async (after) =>
       (
+        // One index probe per row for each test: as `NOT EXISTS … OR EXISTS …` the planner hashed every unit
+        // of the table for every page (a full scan of opinion_units, twice, per 1,000 rows).
         await deps.db.$queryRaw<{ id: string }[]>`
           SELECT c.id FROM content_store c
+            LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u WHERE u.content_id = c.id LIMIT 1) anyu ON true
+            LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u
+                               WHERE u.content_id = c.id AND u.analyser_version <> ${ANALYSER_VERSION} LIMIT 1) older ON true
           WHERE c.enriched_at IS NOT NULL AND c.id > ${after}::uuid
             AND (${entityId ?? null}::uuid IS NULL OR c.entity_id = ${entityId ?? null}::uuid)
-            AND (NOT EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id)
-                 OR EXISTS (SELECT 1 FROM opinion_units u WHERE u.content_id = c.id AND u.analyser_version <> ${ANALYSER_VERSION}))
+            AND (anyu.found IS NULL OR older.found)
           ORDER BY c.id LIMIT ${REANALYSIS_JOB_ROWS}`
       ).map((r) => r.id),
     (ids) => deps.queues.enqueue("enrichment.reanalyse.v1", { contentIds: ids }, { jobId: jobIds.reanalysis(stamp, ids) }),
