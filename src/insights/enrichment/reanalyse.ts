@@ -127,9 +127,9 @@ export async function queueReanalysis(deps: Pick<AppDeps, "db" | "queues">, enti
   const stamp = Date.now().toString(36);
   const { rows, jobs } = await queueInPages(
     async (after) =>
+      // One index probe per row for each test: as `NOT EXISTS … OR EXISTS …` the planner hashed every unit
+      // of the table for every page (a full scan of opinion_units, twice, per 1,000 rows).
       (
-        // One index probe per row for each test: as `NOT EXISTS … OR EXISTS …` the planner hashed every unit
-        // of the table for every page (a full scan of opinion_units, twice, per 1,000 rows).
         await deps.db.$queryRaw<{ id: string }[]>`
           SELECT c.id FROM content_store c
             LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u WHERE u.content_id = c.id LIMIT 1) anyu ON true
