@@ -22,7 +22,7 @@ import { ENRICH_CHUNK, insertUnits, STATEMENT_TIMEOUT_MS, storedConfidence, unit
 export interface ReanalysisResult {
   requested: number;
   reanalysed: number;
-  /** Rows whose stored units are all of the current analyser: left as they are. */
+  /** Rows whose stored units are all of the current analyser (or a newer one): left as they are. */
   current: number;
   /** Rows not enriched yet: enrichment will analyse them. */
   notEnriched: number;
@@ -39,7 +39,7 @@ interface StoredRow {
   content: string;
   enriched: boolean;
   units: number;
-  currentUnits: number;
+  olderUnits: number;
 }
 
 export async function reanalyseContent(
@@ -62,9 +62,9 @@ export async function reanalyseContent(
     const chunk = ids.slice(i, i + chunkRows);
     const { rows } = await pool.query<StoredRow>(
       `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, c.enriched_at IS NOT NULL AS enriched,
-         u.units, u.current AS "currentUnits"
+         u.units, u.older AS "olderUnits"
        FROM content_store c
-         CROSS JOIN LATERAL (SELECT count(*)::int AS units, count(*) FILTER (WHERE o.analyser_version = $2)::int AS current
+         CROSS JOIN LATERAL (SELECT count(*)::int AS units, count(*) FILTER (WHERE o.analyser_version < $2)::int AS older
                              FROM opinion_units o WHERE o.content_id = c.id) u
        WHERE c.id = ANY($1::uuid[])`,
       [chunk, ANALYSER_VERSION],
@@ -72,8 +72,9 @@ export async function reanalyseContent(
     result.missing += chunk.length - rows.length;
     const enriched = rows.filter((r) => r.enriched);
     result.notEnriched += rows.length - enriched.length;
-    // A row without units is analysed again: the current analyser may find what an older one did not.
-    const todo = enriched.filter((r) => r.units === 0 || r.currentUnits < r.units);
+    // A row without units is analysed again: the current analyser may find what an older one did not. Units
+    // of a newer analyser (a worker not yet upgraded, during a rolling deploy) are left alone.
+    const todo = enriched.filter((r) => r.units === 0 || r.olderUnits > 0);
     result.current += enriched.length - todo.length;
     if (todo.length === 0) continue;
 
@@ -119,7 +120,7 @@ export const REANALYSIS_JOB_ROWS = 1000;
 
 /**
  * Operator command after a deploy that changed the analyser: queues re-analysis for every enriched row (of
- * one entity, or all) that has units of another analyser version or none, walking the rows in id order. The
+ * one entity, or all) that has units of an older analyser version or none, walking the rows in id order. The
  * jobs run behind new rows' enrichment. Answers what it queued; a queue failure stops it with the error, and
  * running it again queues what is still stale.
  */
@@ -134,7 +135,7 @@ export async function queueReanalysis(deps: Pick<AppDeps, "db" | "queues">, enti
           SELECT c.id FROM content_store c
             LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u WHERE u.content_id = c.id LIMIT 1) anyu ON true
             LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u
-                               WHERE u.content_id = c.id AND u.analyser_version <> ${ANALYSER_VERSION} LIMIT 1) older ON true
+                               WHERE u.content_id = c.id AND u.analyser_version < ${ANALYSER_VERSION} LIMIT 1) older ON true
           WHERE c.enriched_at IS NOT NULL AND c.id > ${after}::uuid
             AND (${entityId ?? null}::uuid IS NULL OR c.entity_id = ${entityId ?? null}::uuid)
             AND (anyu.found IS NULL OR older.found)
