@@ -14,6 +14,9 @@ import { reportRedisError } from "./redis-errors.js";
  */
 export { QUEUE_NAMES, type QueueName } from "./queue-names.js";
 
+/** Stored rows a job works on: ids of content_store, a bounded chunk of them. */
+const ContentIds = z.object({ contentIds: z.array(z.uuid()).min(1).max(5000) });
+
 const retry = (attempts: number, delay: number): JobsOptions => ({
   attempts,
   backoff: { type: "exponential", delay },
@@ -32,14 +35,14 @@ export const jobCatalog = {
   },
   "enrichment.content.v1": {
     queue: "enrichment",
-    schema: z.object({ contentIds: z.array(z.uuid()).min(1).max(5000) }),
+    schema: ContentIds,
     options: retry(5, 1000),
   },
   "enrichment.reanalyse.v1": {
     queue: "enrichment",
     // Stored rows analysed again by the current analyser (src/insights/enrichment/reanalyse.ts), queued by the
     // `reanalyse` operator command. Behind new rows' enrichment: a job without a priority comes first.
-    schema: z.object({ contentIds: z.array(z.uuid()).min(1).max(5000) }),
+    schema: ContentIds,
     options: { ...retry(5, 1000), priority: 100, removeOnComplete: true, removeOnFail: { count: 1000 } },
   },
   "notes.sync.v1": {

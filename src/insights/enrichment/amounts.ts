@@ -15,7 +15,7 @@ import type { Token } from "./tokens.js";
  */
 const CURRENCY_WORDS = new Set(["dollar", "buck", "euro", "cent", "rupee", "yen"]);
 const CURRENCY_CODES = new Set(["usd", "eur", "gbp", "inr", "cad", "aud", "jpy", "chf", "cny"]);
-export const DURATION_UNITS = new Set([
+const DURATION_UNITS = new Set([
   "millisecond",
   "second",
   "minute",
@@ -49,6 +49,8 @@ const APPROXIMATIONS = new Set([
 ]);
 
 const isNumber = (t: Token) => t.type === "number" || t.pos === "NUM";
+/** A word of the quantity before a unit of time; an amount of money is none ("$10 a month"). */
+const isQuantity = (t: Token) => t.entity !== "MONEY" && (isNumber(t) || QUANTITY_WORDS.has(t.normal));
 
 function markMoney(tokens: Token[]): void {
   for (let i = 0; i < tokens.length; i++) {
@@ -78,9 +80,7 @@ function markDurations(tokens: Token[]): void {
     if (!DURATION_UNITS.has(tokens[i]!.lemma)) continue;
     let start = i;
     // The quantity: numbers and quantity words ("10", "two", "a few", "a couple of", "half an").
-    // An amount of money is no quantity of time ("$10 a month").
-    const quantity = (t: Token) => t.entity !== "MONEY" && (isNumber(t) || QUANTITY_WORDS.has(t.normal));
-    while (start > 0 && quantity(tokens[start - 1]!)) start--;
+    while (start > 0 && isQuantity(tokens[start - 1]!)) start--;
     // Its approximation, only before a quantity ("around 10 minutes", "more than a year"; not "over days").
     if (start < i) while (start > 0 && APPROXIMATIONS.has(tokens[start - 1]!.normal)) start--;
     for (let j = start; j <= i; j++) tokens[j]!.entity = "DURATION";

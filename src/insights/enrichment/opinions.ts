@@ -161,9 +161,9 @@ function refineClause(tokens: Token[], range: Range): Clause[] {
     // Either cut needs both sides opinionated: a neutral left side spares reading the right one.
     if (!opinionated(l)) continue;
     const r = analyseClause(tokens, rightRange);
-    const kindShift = l.request !== r.request && opinionated(l) && opinionated(r);
-    const polarityShift =
-      !l.request && !r.request && l.score * r.score < 0 && opinionated(l) && opinionated(r) && specific(l) && specific(r);
+    if (!opinionated(r)) continue;
+    const kindShift = l.request !== r.request;
+    const polarityShift = !l.request && !r.request && l.score * r.score < 0 && specific(l) && specific(r);
     if (kindShift || polarityShift) return [l, ...refineClause(tokens, rightRange)];
   }
   return [analyseClause(tokens, range)];
