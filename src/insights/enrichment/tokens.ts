@@ -3,6 +3,7 @@ import { lexicon as VADER_WORDS } from "vader-sentiment/src/vader_lexicon.js";
 import type winkNLPType from "wink-nlp";
 import { markAmounts } from "./amounts.js";
 import { VALENCE, wordTable } from "./feedback-cues.js";
+import { MAX_VALENCE_WORD, winkValence } from "./wink-valence.js";
 
 const VADER_LEXICON = wordTable(VADER_WORDS);
 
@@ -36,11 +37,12 @@ function engine(): Nlp {
   if (!loaded) {
     const require = createRequire(import.meta.url);
     const winkNLP = require("wink-nlp") as typeof winkNLPType;
-    // Only what is read: tags and lemmas ("pos"), and the lexicon's valence of a word ("sentiment", lexiconValence
-    // below). No "ner": the two entities the cues read are found by amounts.ts, at about a twelfth of the units'
-    // cost less. No "sbd" or "negation": a document is one sentence already, and negation is the clause scorer's
-    // (polarity.ts); without them the units of the labelled sets are the same, at about 5% less.
-    loaded = winkNLP(require("wink-eng-lite-web-model"), ["sentiment", "pos"]);
+    // Only what is read: tags and lemmas ("pos"). No "sentiment": a word's lexicon valence comes from a table
+    // (wink-valence.ts) rather than a pass over every sentence. No "ner": the two entities the cues read are found
+    // by amounts.ts, at about a twelfth of the units' cost less. No "sbd" or "negation": a document is one sentence
+    // already, and negation is the clause scorer's (polarity.ts); without them the units of the labelled sets are
+    // the same, at about 5% less.
+    loaded = winkNLP(require("wink-eng-lite-web-model"), ["pos"]);
   }
   return loaded;
 }
@@ -84,18 +86,9 @@ export function tokenize(sentence: string): Token[] | null {
   return out;
 }
 
-const winkValence = new Map<string, number>();
-
-/** wink-nlp's lexicon valence of one word (-1..1; 0 when it has none), cached. */
+/** wink-nlp's lexicon valence of one word (-1..1; 0 when it has none). */
 function lexiconValence(word: string): number {
-  let v = winkValence.get(word);
-  if (v === undefined) {
-    const nlp = engine();
-    v = word.length > 40 ? 0 : Number(nlp.readDoc(word).out(nlp.its.sentiment)) || 0;
-    if (winkValence.size > 50_000) winkValence.clear();
-    winkValence.set(word, v);
-  }
-  return v;
+  return word.length > MAX_VALENCE_WORD ? 0 : (winkValence().get(word) ?? 0);
 }
 
 /**
