@@ -114,7 +114,8 @@ function lexiconHits(tokens: Token[], from: number, stop: number, skip: Set<numb
     if (skip.has(i)) continue;
     // Every key tried below opens with the normal form, the lemma or the written form of token i.
     const t = tokens[i]!;
-    if (!startsKey(t.normal) && !startsKey(t.lemma) && !startsKey(t.text.toLowerCase())) continue;
+    t.opensAspectKey ??= startsKey(t.normal) || startsKey(t.lemma) || startsKey(t.text.toLowerCase());
+    if (!t.opensAspectKey) continue;
     const run = wordRun(tokens, i, stop);
     // Phrases end before the first token another cue took.
     let clean = run.findIndex((j) => skip.has(j));

@@ -76,26 +76,33 @@ interface Window {
   to: number;
 }
 
-function matchFrom(elements: Element[], w: Window, e: number, i: number, consumed: number[]): PatternMatch | null {
-  if (e === elements.length) return { start: -1, end: i, consumed };
+/**
+ * Where the elements from `e` on match from token `i`: the end of the match (exclusive), or -1. Tokens
+ * the matched elements consume are pushed on `consumed`; a branch that fails takes its own back off.
+ */
+function matchFrom(elements: Element[], w: Window, e: number, i: number, consumed: number[]): number {
+  if (e === elements.length) return i;
   const el = elements[e]!;
-  if (el.anchor) return i === w.from ? matchFrom(elements, w, e + 1, i, consumed) : null;
+  if (el.anchor) return i === w.from ? matchFrom(elements, w, e + 1, i, consumed) : -1;
   const token = i < w.to ? w.tokens[i] : undefined;
   if (token && el.test(token)) {
     let j = i + 1;
     if (el.run) while (j < w.to && el.test(w.tokens[j]!)) j++;
-    const taken = el.consume ? [...consumed, ...Array.from({ length: j - i }, (_, k) => i + k)] : consumed;
-    const found = matchFrom(elements, w, e + 1, j, taken);
-    if (found) return found;
+    const depth = consumed.length;
+    if (el.consume) for (let k = i; k < j; k++) consumed.push(k);
+    const end = matchFrom(elements, w, e + 1, j, consumed);
+    if (end >= 0) return end;
+    consumed.length = depth;
   }
-  return el.optional ? matchFrom(elements, w, e + 1, i, consumed) : null;
+  return el.optional ? matchFrom(elements, w, e + 1, i, consumed) : -1;
 }
 
 /** The first match of `pattern` starting at token `at` (within `[from, to)`), or null. */
 export function matchAt(pattern: Pattern, tokens: Token[], at: number, from = 0, to = tokens.length): PatternMatch | null {
-  const found = matchFrom(pattern.elements, { tokens, from, to }, 0, at, []);
-  if (!found || found.end === at) return null;
-  return { ...found, start: at };
+  const consumed: number[] = [];
+  const end = matchFrom(pattern.elements, { tokens, from, to }, 0, at, consumed);
+  if (end < 0 || end === at) return null;
+  return { start: at, end, consumed };
 }
 
 /**
@@ -107,6 +114,8 @@ export function matchAt(pattern: Pattern, tokens: Token[], at: number, from = 0,
 interface FirstWordIndex {
   byWord: Map<string, number[]>;
   always: number[];
+  /** Merged lists of two words' patterns (a token whose lemma differs from its normal form), by the two lists. */
+  pairs: Map<number[], Map<number[], number[]>>;
 }
 
 const INDEXES = new WeakMap<Pattern[], FirstWordIndex>();
@@ -122,7 +131,7 @@ const merged = (a: number[], b: number[]) => [...new Set([...a, ...b])].sort((x,
 function indexOf(patterns: Pattern[]): FirstWordIndex {
   let index = INDEXES.get(patterns);
   if (index) return index;
-  index = { byWord: new Map(), always: [] };
+  index = { byWord: new Map(), always: [], pairs: new Map() };
   for (const [i, p] of patterns.entries()) {
     const words = firstWords(p);
     if (!words) index.always.push(i);
@@ -143,7 +152,14 @@ function indexOf(patterns: Pattern[]): FirstWordIndex {
 function candidates(index: FirstWordIndex, t: Token): number[] {
   const a = index.byWord.get(t.normal);
   const b = t.lemma !== t.normal ? index.byWord.get(t.lemma) : undefined;
-  if (a && b) return merged(a, b);
+  if (a && b) {
+    // Two words' lists, merged once per pair (the lists are the index's own, so the pair is their identity).
+    let withA = index.pairs.get(a);
+    if (!withA) index.pairs.set(a, (withA = new Map()));
+    let both = withA.get(b);
+    if (!both) withA.set(b, (both = merged(a, b)));
+    return both;
+  }
   return a ?? b ?? index.always;
 }
 

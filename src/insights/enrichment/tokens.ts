@@ -25,6 +25,10 @@ export interface Token {
   entity: string | null;
   start: number;
   end: number;
+  /** The token's valence once `valenceOf` has read it (a clause's words are scored again for each cut tried). */
+  valence?: number;
+  /** Whether the aspect lexicon has a key opening with one of the token's forms, once aspects.ts has asked. */
+  opensAspectKey?: boolean;
 }
 
 /**
@@ -79,6 +83,8 @@ export function tokenize(sentence: string): Token[] | null {
       entity: null,
       start,
       end: at,
+      valence: undefined,
+      opensAspectKey: undefined,
     });
   }
   if (at !== sentence.length || out.some((t, i) => t.text.toLowerCase() !== (values[i] ?? "").toLowerCase())) return null;
@@ -97,6 +103,11 @@ function lexiconValence(word: string): number {
  * verbs ("like", "work": "I like it", "it works", but not "like a charm", "at work").
  */
 export function valenceOf(token: Token): number {
+  token.valence ??= valenceOfToken(token);
+  return token.valence;
+}
+
+function valenceOfToken(token: Token): number {
   if ((token.lemma === "like" || token.lemma === "work") && token.pos !== "VERB") return 0;
   if (token.pos === "INTJ" && token.normal === "well") return 0;
   const own = VALENCE[token.normal] ?? VALENCE[token.lemma];
