@@ -37,7 +37,29 @@ export interface Token {
  */
 type Nlp = ReturnType<typeof winkNLPType>;
 let loaded: Nlp | undefined;
+/**
+ * wink-nlp keeps every word it has not seen before (a version number, a path, a typo) in its instance's
+ * lexicon for good, about 120 bytes each (0.7 MB per million characters of the labelled feedback sets; a
+ * million distinct unknown words, 122 MB): a worker reading millions of rows would grow until its heap limit.
+ * So the instance is loaded anew once it has read this many characters (about 57,000 rows of 565
+ * characters; a load takes about 60 ms). A word's first reading can differ from later ones (wink-nlp splits
+ * "visitor's" while it does not know the form; 12 of 41,316 units of the labelled sets differ between a
+ * first and a second pass), so a new instance reads like the process's first one did.
+ */
+export const ENGINE_RELOAD_CHARS = 32 * 1024 * 1024;
+let reloadAfter = ENGINE_RELOAD_CHARS;
+let readSinceLoad = 0;
+
+/** Sets how many characters the engine reads before it is loaded anew (tests and benches; 0 restores the default). */
+export function setEngineReload(chars: number): void {
+  reloadAfter = chars > 0 ? chars : ENGINE_RELOAD_CHARS;
+}
+
 function engine(): Nlp {
+  if (readSinceLoad > reloadAfter) {
+    loaded = undefined;
+    readSinceLoad = 0;
+  }
   if (!loaded) {
     const require = createRequire(import.meta.url);
     const winkNLP = require("wink-nlp") as typeof winkNLPType;
@@ -46,9 +68,24 @@ function engine(): Nlp {
     // by amounts.ts, at about a twelfth of the units' cost less. No "sbd" or "negation": a document is one sentence
     // already, and negation is the clause scorer's (polarity.ts); without them the units of the labelled sets are
     // the same, at about 5% less.
-    loaded = winkNLP(require("wink-eng-lite-web-model"), ["pos"]);
+    loaded = winkNLP(reloadableModel(require("wink-eng-lite-web-model")), ["pos"]);
   }
   return loaded;
+}
+
+type WinkModel = Parameters<typeof winkNLPType>[0] & { metaCER(): unknown };
+let model: WinkModel | undefined;
+/**
+ * The English model, safe to load more than once: its `metaCER()` re-serialises its own module state at every
+ * call (the result of the call before, stringified again), so the string doubles its escapes at each load until
+ * a few loads later it passes V8's longest string. Every instance gets the first call's result.
+ */
+function reloadableModel(raw: WinkModel): WinkModel {
+  if (!model) {
+    const metaCER = raw.metaCER();
+    model = { ...raw, metaCER: () => metaCER };
+  }
+  return model;
 }
 
 /** The tokens of a sentence, or null if wink-nlp's tokens do not rebuild it exactly. */
@@ -57,6 +94,7 @@ export function tokenize(sentence: string): Token[] | null {
   // lower-cased (but not "I", "I'm": lower-cased, wink-nlp no longer knows them).
   const lower = /^\p{Lu}\p{Ll}/u.test(sentence) ? sentence.charAt(0).toLowerCase() + sentence.slice(1) : sentence;
   const nlp = engine();
+  readSinceLoad += sentence.length;
   const its = nlp.its;
   const doc = nlp.readDoc(lower);
   const tokens = doc.tokens();
