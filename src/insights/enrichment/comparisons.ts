@@ -101,8 +101,16 @@ function named(match: RegExpExecArray | null): string | null {
   return NOT_NAMES.has(name.split(/\s/)[0]!) ? null : name;
 }
 
+/**
+ * Words one of the comparison expressions above needs (each holds one of them, in any case): a clause
+ * without any of them is read for churn alone, without running the expressions (most clauses).
+ */
+const COMPARISON_WORDS =
+  /than|prefer|go with|stick|recommend|better|beats|outperforms|blows away|crushes|switch|mov|migrat|came over|went back|going back|go back|changed|jump|best|fastest|cheapest|easiest|winner|superior/;
+
 export function readComparison(text: string): ComparisonReading {
   const churn = CHURN.test(text);
+  if (!COMPARISON_WORDS.test(text.toLowerCase())) return { comparedWith: null, verdict: churn ? -1 : null, churn };
   for (const pattern of RIVAL_BETTER) {
     const name = named(pattern.exec(text));
     if (name) return { comparedWith: name, verdict: -1, churn };
