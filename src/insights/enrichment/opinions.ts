@@ -2,7 +2,7 @@ import { type AspectCandidate, aspectCandidates, OVERALL } from "./aspects.js";
 import { contrastClauses, innerBoundaries, MIN_CLAUSE_WORDS, type Range, trimRange } from "./clauses.js";
 import { readComparison } from "./comparisons.js";
 import { OVERALL_MARKERS, OVERALL_WORDS } from "./feedback-cues.js";
-import { clausePolarity, phraseCues } from "./polarity.js";
+import { clausePolarity, mayJudge, phraseCues } from "./polarity.js";
 import { type Format, proseRanges, type SectionRole } from "./structure.js";
 import { type Token, tokenize } from "./tokens.js";
 
@@ -150,23 +150,28 @@ const opinionated = (c: Clause) => c.request || labelFor(c.score) !== "neutral";
 
 /**
  * A clause, cut again where a comma or "and" separates an opinion from a request, or two
- * opposite opinions about different aspects ("great food and rude staff").
+ * opposite opinions about different aspects ("great food and rude staff"). `known` is the clause's
+ * reading when the caller has made it already.
  */
-function refineClause(tokens: Token[], range: Range): Clause[] {
+function refineClause(tokens: Token[], range: Range, known?: Clause): Clause[] {
   for (const b of innerBoundaries(tokens, range)) {
     const left = trimRange(tokens, [range[0], b]);
     const rightRange: Range = [trimRange(tokens, [b + 1, range[1]])[0], range[1]];
     if (wordCount(tokens, left) < MIN_CLAUSE_WORDS || wordCount(tokens, rightRange) < MIN_CLAUSE_WORDS) continue;
+    // Either cut needs both sides opinionated: a neutral left side spares reading the right one, and a side
+    // with no word that can judge or ask (mayJudge) is neutral without being read.
+    if (!mayJudge(tokens, left[0], left[1])) continue;
     const l = analyseClause(tokens, left);
-    // Either cut needs both sides opinionated: a neutral left side spares reading the right one.
     if (!opinionated(l)) continue;
+    if (!mayJudge(tokens, rightRange[0], rightRange[1])) continue;
     const r = analyseClause(tokens, rightRange);
     if (!opinionated(r)) continue;
     const kindShift = l.request !== r.request;
     const polarityShift = !l.request && !r.request && l.score * r.score < 0 && specific(l) && specific(r);
-    if (kindShift || polarityShift) return [l, ...refineClause(tokens, rightRange)];
+    // The right side is read again for cuts of its own; if it has none, its reading is the one just made.
+    if (kindShift || polarityShift) return [l, ...refineClause(tokens, rightRange, r)];
   }
-  return [analyseClause(tokens, range)];
+  return [known ?? analyseClause(tokens, range)];
 }
 
 const opensWithOverall = (text: string) => {

@@ -106,9 +106,8 @@ export function matchAt(pattern: Pattern, tokens: Token[], at: number, from = 0,
 }
 
 /**
- * Which patterns can start at a token: a pattern whose first element (after a `^`) is a required set
- * of words is filed under each of them; any other (a class, `*`, a negation, an optional first
- * element) is always tried. Built once per pattern list; the candidates keep the list's order, so the
+ * Which patterns can start at a token: a pattern that can only start with certain words (firstWords) is
+ * filed under each of them; any other (opening with a class, `*`, a negation or a run) is always tried. Built once per pattern list; the candidates keep the list's order, so the
  * first pattern that matches is the one a plain scan would find.
  */
 interface FirstWordIndex {
@@ -116,14 +115,27 @@ interface FirstWordIndex {
   always: number[];
   /** Merged lists of two words' patterns (a token whose lemma differs from its normal form), by the two lists. */
   pairs: Map<number[], Map<number[], number[]>>;
+  /** Some always-tried pattern can start anywhere; some only where the window opens (its first element is `^`). */
+  alwaysAnywhere: boolean;
+  alwaysAtStart: boolean;
 }
 
 const INDEXES = new WeakMap<Pattern[], FirstWordIndex>();
 
+/**
+ * The words a match of `p` can start with: those of its leading optional word elements and of the first
+ * required one ("please? add|bring" starts with "please", "add" or "bring"); null when it can start with
+ * anything (a class, `*`, a negation or a run among them, or no required element).
+ */
 function firstWords(p: Pattern): string[] | null {
-  const first = p.elements.find((el) => !el.anchor);
-  if (!first || first.optional || first.run) return null;
-  return first.words ?? null;
+  const words: string[] = [];
+  for (const el of p.elements) {
+    if (el.anchor) continue;
+    if (el.run || !el.words) return null;
+    words.push(...el.words);
+    if (!el.optional) return words;
+  }
+  return null;
 }
 
 const merged = (a: number[], b: number[]) => [...new Set([...a, ...b])].sort((x, y) => x - y);
@@ -131,11 +143,14 @@ const merged = (a: number[], b: number[]) => [...new Set([...a, ...b])].sort((x,
 function indexOf(patterns: Pattern[]): FirstWordIndex {
   let index = INDEXES.get(patterns);
   if (index) return index;
-  index = { byWord: new Map(), always: [], pairs: new Map() };
+  index = { byWord: new Map(), always: [], pairs: new Map(), alwaysAnywhere: false, alwaysAtStart: false };
   for (const [i, p] of patterns.entries()) {
     const words = firstWords(p);
-    if (!words) index.always.push(i);
-    else
+    if (!words) {
+      index.always.push(i);
+      if (p.elements[0]?.anchor) index.alwaysAtStart = true;
+      else index.alwaysAnywhere = true;
+    } else
       for (const w of new Set(words)) {
         const list = index.byWord.get(w);
         if (list) list.push(i);
@@ -161,6 +176,17 @@ function candidates(index: FirstWordIndex, t: Token): number[] {
     return both;
   }
   return a ?? b ?? index.always;
+}
+
+/**
+ * Whether some pattern of `patterns` may match from token `at` of a window opening at `from`; false when
+ * none can (no pattern is filed under the token's words, and none tried everywhere can start there).
+ */
+export function mayStartAt(patterns: Pattern[], tokens: Token[], at: number, from: number): boolean {
+  const index = indexOf(patterns);
+  if (index.alwaysAnywhere || (at === from && index.alwaysAtStart)) return true;
+  const t = tokens[at]!;
+  return index.byWord.has(t.normal) || index.byWord.has(t.lemma);
 }
 
 /** Every non-overlapping match of any of `patterns` in `[from, to)`, left to right, first pattern first. */

@@ -7,7 +7,7 @@ import {
   SPEED_ADVERBS,
   SUBJECT_NEGATORS,
 } from "./feedback-cues.js";
-import { compilePattern, findAll } from "./patterns.js";
+import { compilePattern, findAll, mayStartAt } from "./patterns.js";
 import { isPunct, type Token, valenceOf } from "./tokens.js";
 
 /**
@@ -55,6 +55,20 @@ export function phraseCues(tokens: Token[], from: number, to: number): ClauseCue
     if (cue.rest) aspectStop = Math.min(aspectStop, m.start);
   }
   return { phrases, consumed, opaque, aspectStop };
+}
+
+/**
+ * Whether tokens `[from, to)` may judge anything or ask for something. False means `clausePolarity` scores
+ * them 0 and finds no request, whatever their cues and aspects: no word with a valence, no negator (a denied
+ * verb is a missing capability), and no word a phrase cue or a request pattern can start with.
+ */
+export function mayJudge(tokens: Token[], from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const t = tokens[i]!;
+    if (valenceOf(t) !== 0 || NEGATORS.has(t.normal)) return true;
+    if (mayStartAt(PHRASE_PATTERNS, tokens, i, from) || mayStartAt(REQUESTS, tokens, i, from)) return true;
+  }
+  return false;
 }
 
 export function isRequest(tokens: Token[], from: number, to: number): boolean {
