@@ -225,7 +225,7 @@ function proseSentencesRanges(text: string, format?: Format) {
 /**
  * Every opinion unit of a text, in order. Only the author's prose is read (structure.ts): code,
  * template prompts, headings, quoted replies, stack traces, logs and environment dumps never become
- * units. Deterministic: same text, same units.
+ * units. Deterministic for a newly loaded engine: same text, same units (tokens.ts, on wink-nlp's memory of words).
  */
 export function opinionUnits(text: string, format?: Format): OpinionSpan[] {
   const toCp = codePointIndexer(text);
