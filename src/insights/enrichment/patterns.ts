@@ -170,9 +170,15 @@ function candidates(index: FirstWordIndex, t: Token): number[] {
   if (a && b) {
     // Two words' lists, merged once per pair (the lists are the index's own, so the pair is their identity).
     let withA = index.pairs.get(a);
-    if (!withA) index.pairs.set(a, (withA = new Map()));
+    if (!withA) {
+      withA = new Map();
+      index.pairs.set(a, withA);
+    }
     let both = withA.get(b);
-    if (!both) withA.set(b, (both = merged(a, b)));
+    if (!both) {
+      both = merged(a, b);
+      withA.set(b, both);
+    }
     return both;
   }
   return a ?? b ?? index.always;
