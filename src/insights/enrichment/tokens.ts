@@ -43,9 +43,10 @@ let loaded: Nlp | undefined;
  * million distinct unknown words, 122 MB): a worker reading millions of rows would grow until its heap limit.
  * So the instance is loaded anew once it has read this many characters (about 28,000 rows of 565
  * characters; a load takes about 60 ms, 0.2 % of the analysis): at most about 11 MB of such words on the
- * labelled sets, 128 MB if every word were new (`bench/enrichment/engine-memory.ts`). A word's first reading can differ from later ones (wink-nlp splits
- * "visitor's" while it does not know the form; 12 of 41,316 units of the labelled sets differ between a
- * first and a second pass), so a new instance reads like the process's first one did.
+ * labelled sets, 128 MB if every word were new (`bench/enrichment/engine-memory.ts`). A word's first
+ * reading can differ from later ones (wink-nlp splits "visitor's" while it does not know the form; 12 of
+ * 41,316 units of the labelled sets differ between a first and a second pass), so a new instance reads like
+ * the process's first one did.
  */
 export const ENGINE_RELOAD_CHARS = 16 * 1024 * 1024;
 let reloadAfter = ENGINE_RELOAD_CHARS;
