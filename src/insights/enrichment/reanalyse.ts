@@ -5,7 +5,7 @@ import { poolTransaction } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { type Analyser, analyseInline } from "./analyse.js";
 import { ANALYSER_VERSION } from "./opinions.js";
-import { ENRICH_CHUNK, insertUnits, STATEMENT_TIMEOUT_MS, storedConfidence, unitsToWrite } from "./service.js";
+import { ENRICH_CHUNK, insertUnits, lockForUnits, STATEMENT_TIMEOUT_MS, storedConfidence, unitsToWrite } from "./service.js";
 
 /**
  * Re-analysis of originals already enriched, after the analyser changed (a new `ANALYSER_VERSION`: other
@@ -83,11 +83,11 @@ export async function reanalyseContent(
 
     await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client) => {
       // Locked as enrichment locks them; a row deleted meanwhile gets no units back.
-      const locked = await client.query<{ id: string }>(
-        "SELECT id FROM content_store WHERE id = ANY($1::uuid[]) AND enriched_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE",
-        [todo.map((r) => r.id)],
+      const present = await lockForUnits(
+        client,
+        todo.map((r) => r.id),
+        true,
       );
-      const present = new Set(locked.rows.map((r) => r.id));
       const rowsKept = todo.flatMap((row, index) => (present.has(row.id) ? [{ row, reading: analysed[index]!.kind }] : []));
       result.missing += todo.length - rowsKept.length;
       if (rowsKept.length === 0) return;
@@ -108,7 +108,7 @@ export async function reanalyseContent(
          WHERE c.id = u.id`,
         [keptIds, rowsKept.map((k) => k.reading.kind), rowsKept.map((k) => storedConfidence(k.reading.confidence))],
       );
-      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept);
+      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept, present);
       result.reanalysed += rowsKept.length;
     });
   }

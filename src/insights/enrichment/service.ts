@@ -37,8 +37,23 @@ export function embeddingText(row: { title: string; content: string }): string {
   return text.slice(0, EMBED_TEXT_CHARS);
 }
 
-/** A unit as the chunk writes it: every column but those the database fills (seen_at by trigger, created_at). */
+/** A unit as the chunk writes it: every column but its date (`seen_at`, its original's: lockForUnits) and created_at. */
 export type Unit = Omit<OpinionUnit, "seenAt" | "createdAt">;
+
+/**
+ * Locks the chunk's originals that are still stored (`enrichedOnly`: and enriched) in id order, as every writer
+ * of their units does, and answers each one's date for its units (`content_seen_at`: published, else stored;
+ * null for summaries and meeting notes) as PostgreSQL's text. The lock holds it still until the units are
+ * written, so writing it with them spares the units' trigger a look-up per unit (migration 20261203090000).
+ */
+export async function lockForUnits(client: pg.PoolClient, ids: string[], enrichedOnly = false): Promise<Map<string, string | null>> {
+  const { rows } = await client.query<{ id: string; seenAt: string | null }>(
+    `SELECT id, content_seen_at(kind, metadata, published_at, created_at)::text AS "seenAt" FROM content_store
+     WHERE id = ANY($1::uuid[])${enrichedOnly ? " AND enriched_at IS NOT NULL" : ""} ORDER BY id FOR NO KEY UPDATE`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, r.seenAt]));
+}
 
 /** The units of analysed rows as the chunk writes them, each with a new id and the current analyser's version. */
 export function unitsToWrite(rows: readonly { id: string; entityId: string }[], analysed: readonly RowAnalysis[]): Unit[] {
@@ -70,25 +85,28 @@ const finiteOrText = (_key: string, value: unknown) => (typeof value === "number
 
 /**
  * The chunk's units in one statement (a row per unit from one JSON array), skipping a unit whose
- * (original, start offset) is already stored, as a re-run of the same ids finds them. Answers how
- * many were inserted.
+ * (original, start offset) is already stored, as a re-run of the same ids finds them. Each unit is dated
+ * by its original's date from `seenAt` (lockForUnits); a unit whose original is not there gets the trigger's
+ * look-up. Answers how many were inserted.
  */
-export async function insertUnits(client: pg.PoolClient, units: Unit[]): Promise<number> {
+export async function insertUnits(client: pg.PoolClient, units: Unit[], seenAt: ReadonlyMap<string, string | null>): Promise<number> {
+  const dated = units.map((u) => ({ ...u, seenAt: seenAt.get(u.contentId) ?? null }));
   const { rows } = await client.query<{ n: number }>(
     `WITH inserted AS (
       INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label,
-        kind, terms, compared_with, churn, analyser_version)
+        kind, terms, compared_with, churn, analyser_version, seen_at)
       SELECT u."id", u."contentId", u."entityId", u."startOffset", u."endOffset", u."text", u."aspect", u."sentiment"::real,
-        u."sentimentLabel", u."kind", ARRAY(SELECT jsonb_array_elements_text(u."terms")), u."comparedWith", u."churn", u."analyserVersion"
+        u."sentimentLabel", u."kind", ARRAY(SELECT jsonb_array_elements_text(u."terms")), u."comparedWith", u."churn", u."analyserVersion",
+        u."seenAt"
       FROM jsonb_to_recordset($1::jsonb) AS u("id" uuid, "contentId" uuid, "entityId" uuid, "startOffset" int,
         "endOffset" int, "text" text, "aspect" text, "sentiment" text, "sentimentLabel" text, "kind" text, "terms" jsonb,
-        "comparedWith" text, "churn" boolean, "analyserVersion" smallint)
+        "comparedWith" text, "churn" boolean, "analyserVersion" smallint, "seenAt" timestamptz)
       ON CONFLICT DO NOTHING
       RETURNING 1
     )
     SELECT count(*)::int AS n FROM inserted`,
     // The replacer runs for every key of every unit, so only when a sentiment needs it.
-    [JSON.stringify(units, units.every((u) => Number.isFinite(u.sentiment)) ? undefined : finiteOrText)],
+    [JSON.stringify(dated, units.every((u) => Number.isFinite(u.sentiment)) ? undefined : finiteOrText)],
   );
   return rows[0]?.n ?? 0;
 }
@@ -170,11 +188,10 @@ export async function enrichContent(
     await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client) => {
       // The rows are locked as the update would lock them, and only those still stored get units: a
       // row deleted meanwhile (src/governance/deletion) must not leave units of its words behind.
-      const locked = await client.query<{ id: string }>(
-        "SELECT id FROM content_store WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE",
-        [todo.map((r) => r.id)],
+      const present = await lockForUnits(
+        client,
+        todo.map((r) => r.id),
       );
-      const present = new Set(locked.rows.map((r) => r.id));
       // One statement for the chunk. Conditional, so a concurrent run of the same ids (a re-delivered
       // job) writes nothing twice; the vectors travel as one flat array, sliced per row by its position.
       const writes = todo.flatMap((row, index) =>
@@ -210,7 +227,7 @@ export async function enrichContent(
       // The units last: their rollup trigger serialises the writers of one entity until commit
       // (migration 20261122182000), so the update above is not part of that wait.
       const kept = units.filter((u) => present.has(u.contentId));
-      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept);
+      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept, present);
     });
   }
   return result;
