@@ -11,7 +11,8 @@ const LIMIT = 3;
 let h: Harness;
 
 beforeAll(async () => {
-  h = await createHarness({ SHARE_PAGES_PER_MINUTE: String(LIMIT) });
+  // Behind a trusted proxy the client address is the forwarded one, so each round is a client of its own.
+  h = await createHarness({ SHARE_PAGES_PER_MINUTE: String(LIMIT), TRUST_PROXY: "true" });
 });
 afterAll(() => h?.close());
 
@@ -20,14 +21,17 @@ const minute = () => Math.floor(Date.now() / 60_000);
 
 describe("share pages per client", () => {
   it("answer 429 with Retry-After once the address opened SHARE_PAGES_PER_MINUTE pages this minute", async () => {
-    // The counter is per minute: a run that straddles a minute's end starts again in the next one.
+    // The counter is per minute: a run that straddles a minute's end starts again in the next one, as another
+    // client (the requests of the first round after the minute's end were counted in the new minute).
     for (let round = 0; round < 2; round++) {
+      const client = `203.0.113.${round + 1}`;
+      const get = (path: string) => h.http.get(path).set("X-Forwarded-For", client);
       const startedIn = minute();
       const statuses: number[] = [];
-      for (let i = 0; i < LIMIT - 1; i++) statuses.push((await h.http.get(`/share/${token()}`)).status);
-      statuses.push((await h.http.get(`/share/${token()}/events`)).status);
-      for (let i = 0; i < 5; i++) expect((await h.http.get(STYLESHEET_PATH)).status).toBe(200);
-      const over = await h.http.get(`/share/${token()}`);
+      for (let i = 0; i < LIMIT - 1; i++) statuses.push((await get(`/share/${token()}`)).status);
+      statuses.push((await get(`/share/${token()}/events`)).status);
+      for (let i = 0; i < 5; i++) expect((await get(STYLESHEET_PATH)).status).toBe(200);
+      const over = await get(`/share/${token()}`);
       if (minute() !== startedIn) continue;
       expect(statuses).toEqual([404, 404, 404]);
       expect(over.status).toBe(429);
@@ -37,7 +41,7 @@ describe("share pages per client", () => {
       expect(over.headers["content-security-policy"]).toMatch(/default-src 'none'/);
       expect(over.headers["cache-control"]).toBe("no-store");
       expect(over.text).toContain("Too many requests");
-      expect((await h.http.get(`/share/${token()}/events`)).status).toBe(429);
+      expect((await get(`/share/${token()}/events`)).status).toBe(429);
       return;
     }
     throw new Error("two minute boundaries in two rounds");
