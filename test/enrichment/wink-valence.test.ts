@@ -1,13 +1,10 @@
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import type winkNLPType from "wink-nlp";
 import { tokenize, valenceOf } from "../../src/insights/enrichment/tokens.js";
+import { winkInstance } from "../../src/insights/enrichment/wink-model.js";
 import { computeWinkValence, MAX_VALENCE_WORD, winkValence } from "../../src/insights/enrichment/wink-valence.js";
 
-const require = createRequire(import.meta.url);
-const winkNLP = require("wink-nlp") as typeof winkNLPType;
-const sentimentOnly = winkNLP(require("wink-eng-lite-web-model"), ["sentiment"]);
+const sentimentOnly = winkInstance(["sentiment"]);
 /** What the engine asked wink-nlp before the table: the sentiment of a one-word document. */
 const askWink = (word: string) =>
   word.length > MAX_VALENCE_WORD ? 0 : Number(sentimentOnly.readDoc(word).out(sentimentOnly.its.sentiment)) || 0;

@@ -107,8 +107,9 @@ export function matchAt(pattern: Pattern, tokens: Token[], at: number, from = 0,
 
 /**
  * Which patterns can start at a token: a pattern that can only start with certain words (firstWords) is
- * filed under each of them; any other (opening with a class, `*`, a negation or a run) is always tried. Built once per pattern list; the candidates keep the list's order, so the
- * first pattern that matches is the one a plain scan would find.
+ * filed under each of them; any other (opening with a class, `*`, a negation or a run) is always tried.
+ * Built once per pattern list; the candidates keep the list's order, so the first pattern that matches is
+ * the one a plain scan would find.
  */
 interface FirstWordIndex {
   byWord: Map<string, number[]>;

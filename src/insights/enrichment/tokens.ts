@@ -1,8 +1,8 @@
-import { createRequire } from "node:module";
 import { lexicon as VADER_WORDS } from "vader-sentiment/src/vader_lexicon.js";
 import type winkNLPType from "wink-nlp";
 import { markAmounts } from "./amounts.js";
 import { VALENCE, wordTable } from "./feedback-cues.js";
+import { winkInstance } from "./wink-model.js";
 import { MAX_VALENCE_WORD, winkValence } from "./wink-valence.js";
 
 const VADER_LEXICON = wordTable(VADER_WORDS);
@@ -63,31 +63,14 @@ function engine(): Nlp {
     readSinceLoad = 0;
   }
   if (!loaded) {
-    const require = createRequire(import.meta.url);
-    const winkNLP = require("wink-nlp") as typeof winkNLPType;
     // Only what is read: tags and lemmas ("pos"). No "sentiment": a word's lexicon valence comes from a table
     // (wink-valence.ts) rather than a pass over every sentence. No "ner": the two entities the cues read are found
     // by amounts.ts, at about a twelfth of the units' cost less. No "sbd" or "negation": a document is one sentence
     // already, and negation is the clause scorer's (polarity.ts); without them the units of the labelled sets are
     // the same, at about 5% less.
-    loaded = winkNLP(reloadableModel(require("wink-eng-lite-web-model")), ["pos"]);
+    loaded = winkInstance(["pos"]);
   }
   return loaded;
-}
-
-type WinkModel = Parameters<typeof winkNLPType>[0] & { metaCER(): unknown };
-let model: WinkModel | undefined;
-/**
- * The English model, safe to load more than once: its `metaCER()` re-serialises its own module state at every
- * call (the result of the call before, stringified again), so the string doubles its escapes at each load until
- * a few loads later it passes V8's longest string. Every instance gets the first call's result.
- */
-function reloadableModel(raw: WinkModel): WinkModel {
-  if (!model) {
-    const metaCER = raw.metaCER();
-    model = { ...raw, metaCER: () => metaCER };
-  }
-  return model;
 }
 
 /** The tokens of a sentence, or null if wink-nlp's tokens do not rebuild it exactly. */

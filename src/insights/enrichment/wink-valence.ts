@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import type winkNLPType from "wink-nlp";
+import { englishModel, winkInstance } from "./wink-model.js";
 
 /**
  * wink-nlp's lexicon valence of single words (−1…1), as a table. The engine reads it for one word at a
@@ -18,13 +17,9 @@ export const MAX_VALENCE_WORD = 40;
 
 /** The valence of every word of the installed English model's lexicon that has one, computed by wink-nlp (about 0.5 s). */
 export function computeWinkValence(): Record<string, number> {
-  const require = createRequire(import.meta.url);
-  const model = require("wink-eng-lite-web-model") as Parameters<typeof winkNLPType>[0] & {
-    core(): { features: { lexeme: { list: unknown[] } } };
-  };
-  const nlp = (require("wink-nlp") as typeof winkNLPType)(model, ["sentiment"]);
+  const nlp = winkInstance(["sentiment"]);
   const out: Record<string, number> = {};
-  for (const word of model.core().features.lexeme.list) {
+  for (const word of englishModel().core().features.lexeme.list) {
     if (typeof word !== "string" || word.length > MAX_VALENCE_WORD) continue;
     const valence = Number(nlp.readDoc(word).out(nlp.its.sentiment)) || 0;
     if (valence !== 0) out[word] = valence;
