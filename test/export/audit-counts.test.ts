@@ -144,6 +144,25 @@ describe("the audit's counts in content_count_deltas", () => {
     await addUnits(again.slice(0, 5));
     await expectSame("units written again");
 
+    // Rows with units and an embedding but no enriched_at (an older enrichment), then enriched, then not: the
+    // units decide "with enrichment" on one side of each update.
+    const older = await someIds(12);
+    await addUnits(older.slice(0, 8));
+    await h.deps.db
+      .$executeRaw`UPDATE content_store SET embedding = ARRAY[0.1]::real[], enriched_at = NULL WHERE id = ANY(${older}::uuid[])`;
+    await expectSame("embedded without enriched_at, some with units");
+    await h.deps.db.$executeRaw`UPDATE content_store SET enriched_at = now() WHERE id = ANY(${older}::uuid[])`;
+    await expectSame("enriched_at set on embedded rows with and without units");
+    await h.deps.db.$executeRaw`UPDATE content_store SET enriched_at = NULL, embedding = NULL WHERE id = ANY(${older.slice(4)}::uuid[])`;
+    await expectSame("embedding and enriched_at taken away");
+    // A text changed in place (blank and back), and a row moved that has units.
+    await h.deps.db.$executeRaw`UPDATE content_store SET content = '  ' WHERE id = ${older[0]}::uuid`;
+    await expectSame("text blanked in place");
+    await h.deps.db.$executeRaw`UPDATE content_store SET content = 'words again' WHERE id = ${older[0]}::uuid`;
+    await expectSame("text written again in place");
+    await h.deps.db.$executeRaw`UPDATE content_store SET entity_id = ${sibling}::uuid WHERE id = ${older[1]}::uuid`;
+    await expectSame("a row with units moved to another entity");
+
     // Part of some rows' units removed; units moved from one original to another.
     await h.deps.db.$executeRaw`
       DELETE FROM opinion_units WHERE id IN (SELECT id FROM opinion_units WHERE entity_id = ANY(${entities()}::uuid[]) ORDER BY id LIMIT 15)`;
