@@ -7,6 +7,7 @@ import { ANALYSER_VERSION } from "../../src/insights/enrichment/opinions.js";
 import { onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { queuePrefix } from "../../src/platform/queues.js";
 import { bearer } from "../lib/bearer.js";
+import { type CpuQuota, cpuQuota } from "../lib/cgroup.js";
 import { cpuMs, postmasterOf, serverCpuMs } from "../lib/proc.js";
 import { exitCode, freePort, procfileCommand, runEntry, runProcess, sampleRss, startRedis, waitFor } from "../load/services.js";
 import { feedbackTexts } from "../quality/feedback/data/convert.js";
@@ -20,7 +21,8 @@ import { feedbackTexts } from "../quality/feedback/data/convert.js";
  * watches the enrichment queue in Redis (every 100 ms) until it holds no job, then counts the enriched
  * rows once (a count scans the table: polling it would add its own PostgreSQL CPU to the figures).
  *
- *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--enrich-jobs N] [--concurrency 4] [--keep] [--reanalyse]
+ *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--enrich-jobs N] [--concurrency 4]
+ *     [--worker-cores C] [--keep] [--reanalyse]
  *
  * Rows are real feedback: the labelled GitHub issues (title and markdown body as GitHub's API gives
  * them) and app reviews of bench/quality/feedback/data, taken in turn and repeated with ids of their
@@ -29,6 +31,10 @@ import { feedbackTexts } from "../quality/feedback/data/convert.js";
  * enriched (target: a 100,000-row import fully enriched within 60 s of its last batch), the sustained rate
  * after the last batch (the enrichment alone on the machine; target 2,000 rows/s), the CPU per
  * 1,000 rows of the workers, the web process and the PostgreSQL server, and the workers' peak RSS.
+ *
+ * `--worker-cores C` gives each worker process a CPU quota of C cores (a control group; Linux, as root), so
+ * that on one small machine worker processes stand for processes with cores of their own: with C well below
+ * what the database leaves free, `--workers 1` against `--workers 2` shows how the rate grows with processes.
  */
 const { values: args } = parseArgs({
   options: {
@@ -40,6 +46,8 @@ const { values: args } = parseArgs({
     "chunk-rows": { type: "string" },
     // Enrichment jobs a worker process runs at once (WORKER_QUEUE_CONCURRENCY's enrichment entry; default WORKER_CONCURRENCY).
     "enrich-jobs": { type: "string" },
+    /** A CPU quota per worker process, in cores (e.g. 0.4). */
+    "worker-cores": { type: "string" },
     /** Leave the bench's database in place (its name is printed) to look at its rows and statements afterwards. */
     keep: { type: "boolean", default: false },
     /**
@@ -91,6 +99,7 @@ const env: Record<string, string> = {
   ...(args["enrich-jobs"] !== undefined ? { WORKER_QUEUE_CONCURRENCY: `enrichment=${args["enrich-jobs"]}` } : {}),
 };
 const procs = [];
+const quotas: CpuQuota[] = [];
 const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
 const queueConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
 const queue = new Queue("enrichment", { connection: queueConnection, prefix: queuePrefix(env.REDIS_PREFIX!, "enrichment", false) });
@@ -161,6 +170,13 @@ try {
   const workerEnv = process.env.WORKER_NODE_OPTIONS ? { ...env, NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : env;
   const workers = Array.from({ length: WORKERS }, (_, i) => runProcess(`worker-${i + 1}`, procfileCommand("worker"), workerEnv));
   procs.push(web, ...workers);
+  if (args["worker-cores"] !== undefined) {
+    for (const [i, worker] of workers.entries()) {
+      const quota = cpuQuota(`res-bench-${stamp}-${i + 1}`, Number(args["worker-cores"]));
+      quotas.push(quota);
+      quota.add(worker.child.pid!);
+    }
+  }
   const base = `http://127.0.0.1:${port}`;
   await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
   const token = await bearer(SECRET, "bench-enrichment");
@@ -176,7 +192,8 @@ try {
   const chars = Array.from({ length: ROWS }, (_, i) => texts[i % texts.length]!).reduce((n, t) => n + t.title.length + t.content.length, 0);
   log(
     `${ROWS} rows (${(chars / ROWS).toFixed(0)} characters a row on average, real issues and app reviews), ` +
-      `${WORKERS} worker process(es), ENRICH_THREADS ${args.threads ?? "default"}: ${procfileCommand("worker").slice(1).join(" ")}`,
+      `${WORKERS} worker process(es)${args["worker-cores"] ? ` of at most ${args["worker-cores"]} cores each` : ""}, ` +
+      `ENRICH_THREADS ${args.threads ?? "default"}: ${procfileCommand("worker").slice(1).join(" ")}`,
   );
   const rss = sampleRss(workers);
   const workerPids = workers.map((w) => w.child.pid!);
@@ -239,6 +256,7 @@ try {
   if (args.reanalyse) await timeReanalysis(entityId, workerPids, web.child.pid!, postmaster, open, env);
 } finally {
   await Promise.all(procs.map((p) => p.stop()));
+  for (const quota of quotas) quota.remove();
   await pool.end();
   await queue.close();
   queueConnection.disconnect();

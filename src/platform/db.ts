@@ -93,12 +93,13 @@ export async function querySql<R extends object>(runner: SqlRunner, sql: Prisma.
  * `work` in one transaction on a connection of the driver's pool, each statement bounded by
  * `statementTimeoutMs`: committed when it returns, rolled back (and its error rethrown) when it throws. A
  * connection lost mid-transaction fails the statement in flight, and one that cannot even roll back is
- * not given back to the pool.
+ * not given back to the pool. Work whose last statement carried the COMMIT itself (a simple query of that
+ * statement and COMMIT, sent as one message) calls `committed`, and no second COMMIT is sent.
  */
 export async function poolTransaction<T>(
   pool: pg.Pool,
   statementTimeoutMs: number,
-  work: (client: pg.PoolClient) => Promise<T>,
+  work: (client: pg.PoolClient, committed: () => void) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   // The client's own error event (which would otherwise end the process) carries nothing the failed
@@ -108,8 +109,11 @@ export async function poolTransaction<T>(
   let broken = false;
   try {
     await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
-    const result = await work(client);
-    await client.query("COMMIT");
+    let done = false;
+    const result = await work(client, () => {
+      done = true;
+    });
+    if (!done) await client.query("COMMIT");
     return result;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {
