@@ -93,13 +93,12 @@ export async function querySql<R extends object>(runner: SqlRunner, sql: Prisma.
  * `work` in one transaction on a connection of the driver's pool, each statement bounded by
  * `statementTimeoutMs`: committed when it returns, rolled back (and its error rethrown) when it throws. A
  * connection lost mid-transaction fails the statement in flight, and one that cannot even roll back is
- * not given back to the pool. Work whose last statement carried the COMMIT itself (a simple query of that
- * statement and COMMIT, sent as one message) calls `committed`, and no second COMMIT is sent.
+ * not given back to the pool.
  */
 export async function poolTransaction<T>(
   pool: pg.Pool,
   statementTimeoutMs: number,
-  work: (client: pg.PoolClient, committed: () => void) => Promise<T>,
+  work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   // The client's own error event (which would otherwise end the process) carries nothing the failed
@@ -109,11 +108,8 @@ export async function poolTransaction<T>(
   let broken = false;
   try {
     await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
-    let done = false;
-    const result = await work(client, () => {
-      done = true;
-    });
-    if (!done) await client.query("COMMIT");
+    const result = await work(client);
+    await client.query("COMMIT");
     return result;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {

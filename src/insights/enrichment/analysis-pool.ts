@@ -4,11 +4,14 @@ import { Piscina } from "piscina";
 import { type Analyser, analyseRows, type RowAnalysis, type RowText } from "./analyse.js";
 
 /**
- * Enrichment's analysis on more cores than the one the worker's event loop runs on: `threads`
- * worker threads (piscina) beside this thread. A chunk goes to a thread when one is free; when all
- * are busy, this thread analyses it itself, so with one thread a two-core machine runs two chunks at
- * once and the threads never queue work this thread could do. Each thread loads the engine once (its
- * lexicons and models, about 60 MB). With `threads` 0 every chunk is analysed inline.
+ * Enrichment's analysis off the worker's event loop: `threads` worker threads (piscina) analyse the chunks,
+ * a chunk waiting in piscina's queue while every thread is busy. The event loop only reads, embeds and
+ * writes, so a chunk's transaction never waits on it: when it analysed chunks itself (whenever the threads
+ * were busy), a transaction that held its entity's roll-up lock waited there for the analysis of another
+ * chunk, about 100 ms for 200 rows, and so did every other writer of the entity; on two cores, behind a
+ * 100,000-row import, analysing on the threads alone enriched faster at less memory (docs/benchmarks.md).
+ * Each thread loads the engine once (its lexicons and models, about 60 MB). With `threads` 0 every chunk is
+ * analysed inline.
  */
 export interface AnalysisPool {
   analyse: Analyser;
@@ -36,20 +39,14 @@ export function createAnalysisPool(threads: number): AnalysisPool {
       maxThreads: threads,
       concurrentTasksPerWorker: 1,
     });
-  let busy = 0;
   return {
     analyse: async (rows) => {
-      if (!pool || busy >= threads) {
+      if (!pool) {
         counts.inline++;
         return analyseRows(rows);
       }
-      busy++;
       counts.threaded++;
-      try {
-        return await pool.run(rows as RowText[]);
-      } finally {
-        busy--;
-      }
+      return pool.run(rows as RowText[]);
     },
     counts: () => ({ ...counts }),
     close: async () => {

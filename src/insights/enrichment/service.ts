@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { OpinionUnit } from "../../generated/prisma/client.js";
 import { poolTransaction } from "../../platform/db.js";
@@ -83,28 +83,6 @@ export const storedConfidence = (confidence: number) => Math.round(confidence * 
 /** JSON has no NaN or Infinity: they travel as the text PostgreSQL reads as a real ("NaN", "Infinity"). */
 const finiteOrText = (_key: string, value: unknown) => (typeof value === "number" && !Number.isFinite(value) ? String(value) : value);
 
-/** The statement that writes a chunk's units from a JSON array (`json`: a parameter or a literal). */
-const insertUnitsSql = (json: string) => `WITH inserted AS (
-      INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label,
-        kind, terms, compared_with, churn, analyser_version, seen_at)
-      SELECT u."id", u."contentId", u."entityId", u."startOffset", u."endOffset", u."text", u."aspect", u."sentiment"::real,
-        u."sentimentLabel", u."kind", ARRAY(SELECT jsonb_array_elements_text(u."terms")), u."comparedWith", u."churn", u."analyserVersion",
-        u."seenAt"
-      FROM jsonb_to_recordset(${json}::jsonb) AS u("id" uuid, "contentId" uuid, "entityId" uuid, "startOffset" int,
-        "endOffset" int, "text" text, "aspect" text, "sentiment" text, "sentimentLabel" text, "kind" text, "terms" jsonb,
-        "comparedWith" text, "churn" boolean, "analyserVersion" smallint, "seenAt" timestamptz)
-      ON CONFLICT DO NOTHING
-      RETURNING 1
-    )
-    SELECT count(*)::int AS n FROM inserted`;
-
-/** The chunk's units as one JSON array, each dated by its original's date from `seenAt` (none when the original is not there). */
-function unitsJson(units: Unit[], seenAt: ReadonlyMap<string, string | null>): string {
-  const dated = units.map((u) => ({ ...u, seenAt: seenAt.get(u.contentId) ?? null }));
-  // The replacer runs for every key of every unit, so only when a sentiment needs it.
-  return JSON.stringify(dated, units.every((u) => Number.isFinite(u.sentiment)) ? undefined : finiteOrText);
-}
-
 /**
  * The chunk's units in one statement (a row per unit from one JSON array), skipping a unit whose
  * (original, start offset) is already stored, as a re-run of the same ids finds them. Each unit is dated
@@ -112,37 +90,25 @@ function unitsJson(units: Unit[], seenAt: ReadonlyMap<string, string | null>): s
  * look-up. Answers how many were inserted.
  */
 export async function insertUnits(client: pg.PoolClient, units: Unit[], seenAt: ReadonlyMap<string, string | null>): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(insertUnitsSql("$1"), [unitsJson(units, seenAt)]);
+  const dated = units.map((u) => ({ ...u, seenAt: seenAt.get(u.contentId) ?? null }));
+  const { rows } = await client.query<{ n: number }>(
+    `WITH inserted AS (
+      INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label,
+        kind, terms, compared_with, churn, analyser_version, seen_at)
+      SELECT u."id", u."contentId", u."entityId", u."startOffset", u."endOffset", u."text", u."aspect", u."sentiment"::real,
+        u."sentimentLabel", u."kind", ARRAY(SELECT jsonb_array_elements_text(u."terms")), u."comparedWith", u."churn", u."analyserVersion",
+        u."seenAt"
+      FROM jsonb_to_recordset($1::jsonb) AS u("id" uuid, "contentId" uuid, "entityId" uuid, "startOffset" int,
+        "endOffset" int, "text" text, "aspect" text, "sentiment" text, "sentimentLabel" text, "kind" text, "terms" jsonb,
+        "comparedWith" text, "churn" boolean, "analyserVersion" smallint, "seenAt" timestamptz)
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    )
+    SELECT count(*)::int AS n FROM inserted`,
+    // The replacer runs for every key of every unit, so only when a sentiment needs it.
+    [JSON.stringify(dated, units.every((u) => Number.isFinite(u.sentiment)) ? undefined : finiteOrText)],
+  );
   return rows[0]?.n ?? 0;
-}
-
-/** A dollar-quoting tag that `text` does not contain. */
-export function dollarTag(text: string): string {
-  let tag = "$units$";
-  while (text.includes(tag)) tag = `$units${randomBytes(6).toString("hex")}$`;
-  return tag;
-}
-
-/**
- * `insertUnits` and the transaction's COMMIT in one message, as a simple query of two statements that the
- * server runs back to back. The units' roll-up trigger takes its entity's lock (migration 20261122182000) and
- * only the commit releases it: sent apart, the commit waited for the insert's answer to reach this process and
- * for its event loop, which may be analysing another chunk meanwhile (about 100 ms for 200 rows), so every
- * other writer of the entity, in this process or another, waited on the lock that long. The simple protocol
- * takes no parameters: the units travel as a dollar-quoted JSON literal (the same text the parameter carried)
- * under a tag it does not contain. Answers how many units were inserted; when it fails, nothing is committed.
- */
-export async function insertUnitsAndCommit(
-  client: pg.PoolClient,
-  units: Unit[],
-  seenAt: ReadonlyMap<string, string | null>,
-  committed: () => void,
-): Promise<number> {
-  const json = unitsJson(units, seenAt);
-  const tag = dollarTag(json);
-  const results = (await client.query(`${insertUnitsSql(`${tag}${json}${tag}`)}; COMMIT`)) as unknown as pg.QueryResult<{ n: number }>[];
-  committed();
-  return results[0]?.rows[0]?.n ?? 0;
 }
 
 /** PostgreSQL's type id of `real` (float4): the element type a binary `real[]` names. */
@@ -219,7 +185,7 @@ export async function enrichContent(
     ]);
     const units = unitsToWrite(todo, analysed);
 
-    await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client, committed) => {
+    await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client) => {
       // The rows are locked as the update would lock them, and only those still stored get units: a
       // row deleted meanwhile (src/governance/deletion) must not leave units of its words behind.
       const present = await lockForUnits(
@@ -258,11 +224,10 @@ export async function enrichContent(
       );
       result.enriched += updated.rows.length;
       result.alreadyEnriched += writes.length - updated.rows.length;
-      // The units last, sent with the commit: their rollup trigger serialises the writers of one entity until
-      // commit (migration 20261122182000), so the update above is not part of that wait, and neither is the
-      // way back to this process.
+      // The units last: their rollup trigger serialises the writers of one entity until commit
+      // (migration 20261122182000), so the update above is not part of that wait.
       const kept = units.filter((u) => present.has(u.contentId));
-      if (kept.length > 0) result.unitsInserted += await insertUnitsAndCommit(client, kept, present, committed);
+      if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept, present);
     });
   }
   return result;
