@@ -219,8 +219,8 @@ export function queueConcurrency(value: string): { byQueue: Partial<Record<Queue
 
 /**
  * The analysis threads of a worker process's enrichment (src/insights/enrichment/analysis-pool.ts):
- * `ENRICH_THREADS`, else in production one fewer than the cores the process may use (its own thread
- * analyses too), else none (tests and development analyse inline).
+ * `ENRICH_THREADS`, else in production one fewer than the cores the process may use (its own thread reads,
+ * embeds and writes), else none (tests and development analyse inline).
  */
 export function enrichThreadsOf(config: Pick<Config, "ENRICH_THREADS" | "NODE_ENV">): number {
   if (config.ENRICH_THREADS !== undefined) return config.ENRICH_THREADS;
