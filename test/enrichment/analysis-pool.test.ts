@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readIssues, readReviews } from "../../bench/quality/feedback/data/convert.js";
 import { createEmbedder } from "../../src/insights/embed/provider.js";
-import { analyseRows, type RowText } from "../../src/insights/enrichment/analyse.js";
+import { analyseRows, INLINE_SLICE_MS, type RowText } from "../../src/insights/enrichment/analyse.js";
 import { type AnalysisPool, createAnalysisPool } from "../../src/insights/enrichment/analysis-pool.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { enrichThreadsOf, loadConfig } from "../../src/platform/config.js";
@@ -11,8 +11,8 @@ import { createHarness, type Harness } from "../helpers/harness.js";
 
 /**
  * Enrichment's analysis threads: a chunk analysed on a thread is the same as one analysed inline, a
- * chunk that finds every thread busy is analysed by the caller's thread, and rows enriched through the
- * threads store the units and kinds the inline analysis gives.
+ * chunk that finds every thread busy waits for one, the inline analysis lets the event loop answer while it
+ * runs, and rows enriched through the threads store the units and kinds the inline analysis gives.
  */
 const issues = readIssues().slice(0, 60);
 const reviews = readReviews().slice(0, 60);
@@ -51,10 +51,20 @@ describe("analysis threads", () => {
     expect(await timerFired).toBeLessThan(lastChunkDone);
   }, 60_000);
 
-  it("analyse everything inline with no thread", async () => {
+  it("analyse everything inline with no thread, giving the event loop its turns", async () => {
     const none = createAnalysisPool(0);
     expect(await none.analyse(chunks[0]!)).toEqual(analyseRows(chunks[0]!));
     expect(none.counts()).toEqual({ threaded: 0, inline: 1 });
+    // 120 issues and reviews take far longer than one slice: a timer set now fires while they are analysed.
+    let timerFired = Number.POSITIVE_INFINITY;
+    setTimeout(() => {
+      timerFired = performance.now();
+    }, 1);
+    const started = performance.now();
+    expect(await none.analyse(texts)).toEqual(analyseRows(texts));
+    const finished = performance.now();
+    expect(finished - started).toBeGreaterThan(INLINE_SLICE_MS * 4);
+    expect(timerFired).toBeLessThan(finished);
     await none.close();
   });
 

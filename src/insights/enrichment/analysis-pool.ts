@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
-import { type Analyser, analyseRows, type RowAnalysis, type RowText } from "./analyse.js";
+import { type Analyser, analyseInline, type RowAnalysis, type RowText } from "./analyse.js";
 
 /**
  * Enrichment's analysis off the worker's event loop: `threads` worker threads (piscina) analyse the chunks,
@@ -11,7 +11,7 @@ import { type Analyser, analyseRows, type RowAnalysis, type RowText } from "./an
  * chunk, about 100 ms for 200 rows, and so did every other writer of the entity; on two cores, behind a
  * 100,000-row import, analysing on the threads alone enriched faster at less memory (docs/benchmarks.md).
  * Each thread loads the engine once (its lexicons and models, about 60 MB). With `threads` 0 every chunk is
- * analysed inline.
+ * analysed inline, a few milliseconds at a time (`analyseInline`).
  */
 export interface AnalysisPool {
   analyse: Analyser;
@@ -43,7 +43,7 @@ export function createAnalysisPool(threads: number): AnalysisPool {
     analyse: async (rows) => {
       if (!pool) {
         counts.inline++;
-        return analyseRows(rows);
+        return analyseInline(rows);
       }
       counts.threaded++;
       return pool.run(rows as RowText[]);
