@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { type FeedbackKindReading, feedbackKind } from "./feedback-kind/index.js";
 import { type OpinionSpan, opinionUnits } from "./opinions.js";
 
@@ -41,7 +42,7 @@ export const analyseInline: Analyser = async (rows) => {
   for (const row of rows) {
     out.push(analyseRow(row));
     if (performance.now() - since >= INLINE_SLICE_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
       since = performance.now();
     }
   }

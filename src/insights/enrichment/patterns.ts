@@ -187,13 +187,16 @@ function candidates(index: FirstWordIndex, t: Token): number[] {
 
 /**
  * Whether some pattern of `patterns` may match from token `at` of a window opening at `from`; false when
- * none can (no pattern is filed under the token's words, and none tried everywhere can start there).
+ * none can (no pattern is filed under the token's words, and none tried everywhere can start there). The
+ * list's index is looked up once, for every token the returned test is asked about.
  */
-export function mayStartAt(patterns: Pattern[], tokens: Token[], at: number, from: number): boolean {
+export function mayStartAt(patterns: Pattern[]): (tokens: Token[], at: number, from: number) => boolean {
   const index = indexOf(patterns);
-  if (index.alwaysAnywhere || (at === from && index.alwaysAtStart)) return true;
-  const t = tokens[at]!;
-  return index.byWord.has(t.normal) || index.byWord.has(t.lemma);
+  return (tokens, at, from) => {
+    if (index.alwaysAnywhere || (at === from && index.alwaysAtStart)) return true;
+    const t = tokens[at]!;
+    return index.byWord.has(t.normal) || index.byWord.has(t.lemma);
+  };
 }
 
 /** Every non-overlapping match of any of `patterns` in `[from, to)`, left to right, first pattern first. */

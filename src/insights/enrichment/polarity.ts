@@ -41,6 +41,8 @@ export interface ClauseCues {
 
 /** The phrase cues' compiled patterns, one list for every clause (findAll indexes a list once). */
 const PHRASE_PATTERNS = PHRASES.map((p) => p.compiled);
+const phraseMayStart = mayStartAt(PHRASE_PATTERNS);
+const requestMayStart = mayStartAt(REQUESTS);
 
 export function phraseCues(tokens: Token[], from: number, to: number): ClauseCues {
   const consumed = new Set<number>();
@@ -66,7 +68,7 @@ export function mayJudge(tokens: Token[], from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
     const t = tokens[i]!;
     if (valenceOf(t) !== 0 || NEGATORS.has(t.normal)) return true;
-    if (mayStartAt(PHRASE_PATTERNS, tokens, i, from) || mayStartAt(REQUESTS, tokens, i, from)) return true;
+    if (phraseMayStart(tokens, i, from) || requestMayStart(tokens, i, from)) return true;
   }
   return false;
 }
