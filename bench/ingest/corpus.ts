@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { CONTENT_COPY_COLUMNS, copyLine } from "../../src/intake/ingest/copy.js";
+import { CONTENT_COPY_COLUMNS, copyDataOf } from "../../src/intake/ingest/copy.js";
 import { type BatchPlan, planBatch } from "../../src/intake/ingest/plan.js";
 import { IngestRequestSchema } from "../../src/intake/ingest/schemas.js";
 
@@ -63,27 +62,13 @@ export const COPY_SQL = `COPY content_store (${CONTENT_COPY_COLUMNS.join(", ")})
 
 /**
  * The rows the ingest service would store for `batch`, with the same dedup keys and hashes, as the
- * COPY text lines the service itself writes (`copyLine`), for another entity.
+ * COPY data the service itself writes (`copyDataOf`), for another entity.
  */
-export function copyLines(batch: ReturnType<typeof makeBatch>, entity: { id: string; workspaceId: string }): string {
-  return planCopyText(planBatch(IngestRequestSchema.parse(batch)), entity);
+export function copyData(batch: ReturnType<typeof makeBatch>, entity: { id: string; workspaceId: string }): Buffer {
+  return planCopyData(planBatch(IngestRequestSchema.parse(batch)), entity);
 }
 
-/** A planned batch as the COPY text the service writes for it (`copyLine`), sources then comments. */
-export function planCopyText(plan: BatchPlan, entity: { id: string; workspaceId: string }): string {
-  const run = { collectionRunId: null, collectionScope: null, coverageState: null };
-  const ids = new Map<string, string>();
-  const lines: string[] = [];
-  for (const [kind, rows] of [
-    ["source", plan.sources],
-    ["comment", plan.comments],
-  ] as const) {
-    for (const row of rows) {
-      const id = randomUUID();
-      ids.set(row.dedup_key, id);
-      const parentId = row.parent_key ? (ids.get(row.parent_key) ?? null) : null;
-      lines.push(copyLine(row, { id, parentId }, entity, kind, run));
-    }
-  }
-  return `${lines.join("\n")}\n`;
+/** A planned batch as the COPY data the service writes for it (`copyDataOf`), sources then comments. */
+export function planCopyData(plan: BatchPlan, entity: { id: string; workspaceId: string }): Buffer {
+  return copyDataOf(entity, plan, { collectionRunId: null, collectionScope: null, coverageState: null }, new Map()).data;
 }

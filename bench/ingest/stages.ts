@@ -2,12 +2,12 @@ import { parseArgs } from "node:util";
 import { planBatch } from "../../src/intake/ingest/plan.js";
 import { IngestRequestBody } from "../../src/intake/ingest/schemas.js";
 import { parseInput } from "../../src/platform/validation.js";
-import { makeBatch, planCopyText } from "./corpus.js";
+import { makeBatch, planCopyData } from "./corpus.js";
 
 /**
  * The ingest service's CPU per batch, stage by stage, in one process without a database: the
  * body's JSON parse, validation (zod and the unsafe-text walk), the batch plan (dedup keys and
- * hashes) and the COPY text. What `bench/ingest` prints as "this process" per 1,000 rows, split.
+ * hashes) and the COPY data. What `bench/ingest` prints as the web process's main-thread work per 1,000 rows, split.
  *
  *   npx tsx bench/ingest/stages.ts [--sources 500] [--comments 5] [--runs 40]
  */
@@ -48,4 +48,4 @@ console.log(
 timed("JSON.parse", () => JSON.parse(body));
 timed("validation", () => parseInput(IngestRequestBody, parsed, "body"));
 timed("plan", () => planBatch(request));
-timed("COPY text", () => Buffer.from(planCopyText(plan, entity)));
+timed("COPY data", () => planCopyData(plan, entity));

@@ -56,3 +56,29 @@ export function serverCpuMs(postmaster: number | null): number {
   }
   return ticks * TICK_MS;
 }
+
+/**
+ * CPU (user + system, ms) used so far by each thread of a process, summed by thread name (V8's
+ * helper threads, which run garbage collection and compilation, are all named `V8Worker`). Empty
+ * when the process is gone.
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const task of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS);
+    } catch {
+      // the thread has exited
+    }
+  }
+  return byName;
+}

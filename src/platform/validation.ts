@@ -99,50 +99,55 @@ export function toValidationIssues(error: z.ZodError, location: InputLocation): 
  * - values nested deeper than MAX_INPUT_DEPTH (free-form objects such as `metadata`):
  *   recursive code (canonical JSON, sanitising, PostgreSQL's own JSON parser) would
  *   exhaust its stack on them.
- * Each is a validation error, not a failed write. The walk is iterative (each node links
- * to its parent, so a deep value costs O(nodes)) and stops after `limit` findings.
+ * Each is a validation error, not a failed write. The walk recurses at most MAX_INPUT_DEPTH levels (it
+ * stops at that depth), keeps the path to the current value in one array and copies it only for a
+ * finding, so a clean batch of thousands of items allocates nothing here. Findings come in document
+ * order, an object's keys (last first) before its values, and the walk stops after `limit` of them.
  */
 export const MAX_INPUT_DEPTH = 100;
 
 type UnsafeKind = "nul" | "surrogate" | "depth";
 
 export function findUnsafeInput(value: unknown, limit = 20): { path: (string | number)[]; kind: UnsafeKind }[] {
-  type Node = { value: unknown; key: string | number | undefined; parent: Node | undefined; depth: number };
-  const pathOf = (node: Node | undefined, key?: string | number): (string | number)[] => {
-    const path: (string | number)[] = key === undefined ? [] : [key];
-    for (let n = node; n && n.key !== undefined; n = n.parent) path.push(n.key);
-    return path.reverse();
-  };
   const found: { path: (string | number)[]; kind: UnsafeKind }[] = [];
-  const check = (text: string, node: Node | undefined, key?: string | number) => {
-    if (text.includes("\u0000")) found.push({ path: pathOf(node, key), kind: "nul" });
-    else if (!text.isWellFormed()) found.push({ path: pathOf(node, key), kind: "surrogate" });
-  };
-  const stack: Node[] = [{ value, key: undefined, parent: undefined, depth: 0 }];
-  while (stack.length > 0 && found.length < limit) {
-    const node = stack.pop() as Node;
-    const current = node.value;
+  const path: (string | number)[] = [];
+  const unsafeText = (text: string): UnsafeKind | null => (text.includes("\u0000") ? "nul" : text.isWellFormed() ? null : "surrogate");
+  const visit = (current: unknown, depth: number): void => {
     if (typeof current === "string") {
-      check(current, node);
-      continue;
+      const kind = unsafeText(current);
+      if (kind) found.push({ path: [...path], kind });
+      return;
     }
-    if (current === null || typeof current !== "object") continue;
-    if (node.depth >= MAX_INPUT_DEPTH) {
-      found.push({ path: pathOf(node), kind: "depth" });
-      continue;
+    if (current === null || typeof current !== "object") return;
+    if (depth >= MAX_INPUT_DEPTH) {
+      found.push({ path: [...path], kind: "depth" });
+      return;
     }
-    const depth = node.depth + 1;
     if (Array.isArray(current)) {
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], key: i, parent: node, depth });
-      continue;
+      for (let i = 0; i < current.length && found.length < limit; i++) {
+        path.push(i);
+        visit(current[i], depth + 1);
+        path.pop();
+      }
+      return;
     }
     const proto = Object.getPrototypeOf(current);
-    if (proto !== Object.prototype && proto !== null) continue;
-    for (const [key, child] of Object.entries(current as Record<string, unknown>).reverse()) {
-      check(key, node, key);
-      stack.push({ value: child, key, parent: node, depth });
+    if (proto !== Object.prototype && proto !== null) return;
+    const record = current as Record<string, unknown>;
+    const keys = Object.keys(record);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i] as string;
+      const kind = unsafeText(key);
+      if (kind) found.push({ path: [...path, key], kind });
     }
-  }
+    for (let i = 0; i < keys.length && found.length < limit; i++) {
+      const key = keys[i] as string;
+      path.push(key);
+      visit(record[key], depth + 1);
+      path.pop();
+    }
+  };
+  visit(value, 0);
   return found.slice(0, limit);
 }
 
