@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
+import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
@@ -118,12 +119,7 @@ async function webProcess(): Promise<Service> {
   const web = runProcess("web", procfileCommand("web"), { ...serviceEnv, HOST: "127.0.0.1", PORT: String(port) });
   const txMs: number[] = [];
   const onLine = readLog(txMs);
-  let pending = "";
-  web.child.stdout?.on("data", (chunk: Buffer) => {
-    const lines = (pending + String(chunk)).split("\n");
-    pending = lines.pop() ?? "";
-    for (const line of lines) onLine(line);
-  });
+  if (web.child.stdout) createInterface({ input: web.child.stdout }).on("line", onLine);
   const base = `http://127.0.0.1:${port}`;
   await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
   const pid = web.child.pid ?? 0;

@@ -1,13 +1,17 @@
 import { readdirSync, readFileSync } from "node:fs";
 
 /**
- * The fields of /proc/<pid>/stat after the command name (which may hold spaces): index 1 is the parent
- * pid, 11 and 12 utime and stime, 13 and 14 cutime and cstime (the reaped children's), in ticks.
+ * A /proc stat file (a process's `<pid>`, or one thread's `<pid>/task/<tid>`): the command or thread name
+ * (which may hold spaces), and the fields after it: index 1 is the parent pid, 11 and 12 utime and stime,
+ * 13 and 14 cutime and cstime (the reaped children's), in ticks.
  */
-export function statFields(pid: number | string): string[] {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+function readStat(of: number | string): { name: string; fields: string[] } {
+  const stat = readFileSync(`/proc/${of}/stat`, "utf8");
+  return { name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), fields: stat.slice(stat.lastIndexOf(")") + 2).split(" ") };
 }
+
+/** The fields of /proc/<pid>/stat after the command name (`readStat`). */
+export const statFields = (pid: number | string): string[] => readStat(pid).fields;
 
 /** Linux's USER_HZ: ticks to milliseconds. */
 export const TICK_MS = 10;
@@ -72,9 +76,7 @@ export function threadCpuMs(pid: number): Map<string, number> {
   }
   for (const task of tasks) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const { name, fields } = readStat(`${pid}/task/${task}`);
       byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS);
     } catch {
       // the thread has exited
