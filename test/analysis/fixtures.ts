@@ -55,6 +55,7 @@ export interface SourceInput {
   url?: string;
   author?: string;
   published_at?: string;
+  metadata?: Record<string, unknown>;
 }
 
 /** Stores originals for an entity through the ingest API and answers their ids, in order. */

@@ -245,6 +245,11 @@ describe("github collector (search API)", () => {
       const issueNumber = /on issue (\d+)/.exec(c.content)?.[1];
       expect(sources.find((s) => s.id === c.parentId)?.metadata).toMatchObject({ number: Number(issueNumber), repository: "acme/sdk" });
     }
+    // The maintainers' labels are kept by name, for the feedback kind (feedback-kind/labels.ts).
+    const labelsOf = (n: number) => sources.find((s) => (s.metadata as { number?: number }).number === n)?.metadata;
+    expect(labelsOf(1)).toMatchObject({ labels: ["area: auth", "type: bug"] });
+    expect(labelsOf(2)).toMatchObject({ labels: ["enhancement"] });
+    expect(labelsOf(3)).toMatchObject({ labels: ["help wanted"] });
     expect(status.progress.github).toMatchObject({ status: "completed", coverage_state: "exhaustive", pages: 2 });
   });
 });

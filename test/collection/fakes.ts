@@ -281,6 +281,15 @@ export function githubIssues(n: number, offset = 0) {
     created_at: daysAgo(1 + i).toISOString(),
     comments: i % 2 === 0 ? 1 : 0,
     state: "open",
+    // As the API gives them: label objects, the kind among areas and triage states.
+    labels: [
+      [
+        { id: 1, name: "area: auth", color: "fbca04" },
+        { id: 2, name: "type: bug", color: "d73a4a" },
+      ],
+      [{ id: 3, name: "enhancement", color: "a2eeef" }],
+      [{ id: 4, name: "help wanted", color: "008672" }],
+    ][i % 3]!,
     reactions: { total_count: i },
   }));
 }

@@ -9,6 +9,8 @@ import { type OpinionSpan, opinionUnits } from "./opinions.js";
 export interface RowText {
   title: string;
   content: string;
+  /** The issue tracker's label names stored with the row (`metadata.labels`), if any: see feedback-kind/labels.ts. */
+  labels?: readonly string[];
 }
 
 export interface RowAnalysis {
@@ -18,7 +20,7 @@ export interface RowAnalysis {
 
 function analyseRow(row: RowText): RowAnalysis {
   const spans = opinionUnits(row.content);
-  return { spans, kind: feedbackKind(row.title, row.content, spans) };
+  return { spans, kind: feedbackKind(row.title, row.content, spans, row.labels) };
 }
 
 export function analyseRows(rows: readonly RowText[]): RowAnalysis[] {

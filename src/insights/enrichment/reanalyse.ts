@@ -5,7 +5,16 @@ import { poolTransaction } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { type Analyser, analyseInline } from "./analyse.js";
 import { ANALYSER_VERSION } from "./opinions.js";
-import { ENRICH_CHUNK, insertUnits, lockForUnits, STATEMENT_TIMEOUT_MS, storedConfidence, unitsToWrite } from "./service.js";
+import {
+  analysisInput,
+  ENRICH_CHUNK,
+  insertUnits,
+  LABELS_COLUMN,
+  lockForUnits,
+  STATEMENT_TIMEOUT_MS,
+  storedConfidence,
+  unitsToWrite,
+} from "./service.js";
 
 /**
  * Re-analysis of originals already enriched, after the analyser changed (a new `ANALYSER_VERSION`: other
@@ -38,6 +47,7 @@ interface StoredRow {
   title: string;
   content: string;
   enriched: boolean;
+  labels: unknown;
   units: number;
   olderUnits: number;
 }
@@ -61,7 +71,7 @@ export async function reanalyseContent(
   for (let i = 0; i < ids.length; i += chunkRows) {
     const chunk = ids.slice(i, i + chunkRows);
     const { rows } = await pool.query<StoredRow>(
-      `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, c.enriched_at IS NOT NULL AS enriched,
+      `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, c.enriched_at IS NOT NULL AS enriched, c.${LABELS_COLUMN},
          u.units, u.older AS "olderUnits"
        FROM content_store c
          CROSS JOIN LATERAL (SELECT count(*)::int AS units, count(*) FILTER (WHERE o.analyser_version < $2)::int AS older
@@ -78,7 +88,7 @@ export async function reanalyseContent(
     result.current += enriched.length - todo.length;
     if (todo.length === 0) continue;
 
-    const analysed = await analyse(todo.map((row) => ({ title: row.title, content: row.content })));
+    const analysed = await analyse(todo.map(analysisInput));
     const units = unitsToWrite(todo, analysed);
 
     await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client) => {

@@ -3,7 +3,8 @@ import type pg from "pg";
 import type { OpinionUnit } from "../../generated/prisma/client.js";
 import { poolTransaction } from "../../platform/db.js";
 import type { EmbeddingProvider } from "../embed/provider.js";
-import { type Analyser, analyseInline, type RowAnalysis } from "./analyse.js";
+import { type Analyser, analyseInline, type RowAnalysis, type RowText } from "./analyse.js";
+import { labelNames } from "./feedback-kind/labels.js";
 import { ANALYSER_VERSION } from "./opinions.js";
 
 /**
@@ -148,7 +149,18 @@ interface StoredRow {
   content: string;
   embeddingModel: string | null;
   enrichedAt: Date | null;
+  /** `metadata.labels`: an issue tracker's labels, when the row was stored with them. */
+  labels: unknown;
 }
+
+/** What the analysis reads of a stored row: its title, its text and the tracker labels it carries. */
+export function analysisInput(row: { title: string; content: string; labels: unknown }): RowText {
+  const labels = labelNames(row.labels);
+  return labels.length > 0 ? { title: row.title, content: row.content, labels } : { title: row.title, content: row.content };
+}
+
+/** The SQL that reads a stored row's labels for analysisInput (null when it has none). */
+export const LABELS_COLUMN = `metadata->'labels' AS labels`;
 
 /** A statement of the chunk's transaction waits at most this long (a lock held by a deletion, say). */
 export const STATEMENT_TIMEOUT_MS = 60_000;
@@ -169,7 +181,8 @@ export async function enrichContent(
   for (let i = 0; i < ids.length; i += chunkRows) {
     const chunk = ids.slice(i, i + chunkRows);
     const { rows } = await pool.query<StoredRow>(
-      `SELECT id, entity_id AS "entityId", title, content, embedding_model AS "embeddingModel", enriched_at AS "enrichedAt"
+      `SELECT id, entity_id AS "entityId", title, content, embedding_model AS "embeddingModel", enriched_at AS "enrichedAt",
+         ${LABELS_COLUMN}
        FROM content_store WHERE id = ANY($1::uuid[])`,
       [chunk],
     );
@@ -179,10 +192,7 @@ export async function enrichContent(
     if (todo.length === 0) continue;
 
     // Work that can fail (a remote embedder) happens before anything is written.
-    const [vectors, analysed] = await Promise.all([
-      embedder.embed(todo.map(embeddingText)),
-      analyse(todo.map((row) => ({ title: row.title, content: row.content }))),
-    ]);
+    const [vectors, analysed] = await Promise.all([embedder.embed(todo.map(embeddingText)), analyse(todo.map(analysisInput))]);
     const units = unitsToWrite(todo, analysed);
 
     await poolTransaction(pool, STATEMENT_TIMEOUT_MS, async (client) => {

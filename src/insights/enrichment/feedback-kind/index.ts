@@ -1,10 +1,12 @@
 import type { OpinionSpan } from "../opinions.js";
+import { kindFromLabels } from "./labels.js";
 import { classifySource } from "./model.js";
 
 /**
  * The kind of feedback an original is, stored on its row (`content_store.feedback_kind`): what the
  * feedback-kind model reads it as (a bug report, a feature request, a question), and otherwise praise,
- * a complaint or other by the polarity its opinion units carry.
+ * a complaint or other by the polarity its opinion units carry. An issue tracker's labels that name a kind
+ * (labels.ts) decide before the model, with confidence 1.
  */
 export const FEEDBACK_KINDS = ["bug_report", "feature_request", "question", "praise", "complaint", "other"] as const;
 export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
@@ -14,7 +16,7 @@ const NET_POLARITY = 0.05;
 
 export interface FeedbackKindReading {
   kind: FeedbackKind;
-  /** The model's probability of the class the kind came from ("other" for praise, complaint and other). */
+  /** The model's probability of the class the kind came from ("other" for praise, complaint and other); 1 for a label's kind. */
   confidence: number;
 }
 
@@ -22,7 +24,10 @@ export function feedbackKind(
   title: string,
   content: string,
   units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[],
+  labels: readonly string[] = [],
 ): FeedbackKindReading {
+  const labelled = labels.length > 0 ? kindFromLabels(labels) : null;
+  if (labelled !== null) return { kind: labelled, confidence: 1 };
   const { kind: guessed, probabilities } = classifySource(title, content);
   const confidence = probabilities[guessed];
   if (guessed === "bug") return { kind: "bug_report", confidence };

@@ -1,3 +1,4 @@
+import { labelNames } from "../../../insights/enrichment/feedback-kind/labels.js";
 import { entityTerms, orQuery } from "./query.js";
 import { bound, type CollectedComment, type CollectedSource, type Collector, type CollectorInput } from "./types.js";
 import { mapLimited } from "./util.js";
@@ -8,12 +9,15 @@ import { mapLimited } from "./util.js";
  * `{total_count, incomplete_results, items}`; the next page comes from the `Link`
  * header (`rel="next"`), else from the page arithmetic. The API serves at most 1000
  * results per query (deeper is `bounded`) and flags timed-out searches with
- * `incomplete_results` (`sampled`). Comments come from
+ * `incomplete_results` (`sampled`). An issue's label names are kept in its metadata. Comments come from
  * `GET /repos/{owner}/{repo}/issues/{number}/comments`. `GITHUB_TOKEN` is optional: it
  * raises the rate limit, which is otherwise honoured through `x-ratelimit-reset`.
  */
 interface GithubUser {
   login?: string;
+}
+interface GithubLabel {
+  name?: string;
 }
 interface GithubIssue {
   id: number;
@@ -27,6 +31,7 @@ interface GithubIssue {
   comments?: number;
   state?: string;
   pull_request?: unknown;
+  labels?: (GithubLabel | string)[];
   reactions?: { total_count?: number; "+1"?: number };
 }
 interface GithubSearch {
@@ -127,7 +132,14 @@ export const github: Collector = {
         author: bound.author(issue.user?.login),
         published_at: bound.date(issue.created_at),
         engagement: { comments: bound.count(issue.comments), likes: bound.count(issue.reactions?.total_count) },
-        metadata: { repository: repo, number: issue.number, state: issue.state ?? null, pull_request: Boolean(issue.pull_request) },
+        metadata: {
+          repository: repo,
+          number: issue.number,
+          state: issue.state ?? null,
+          pull_request: Boolean(issue.pull_request),
+          // The maintainers' triage (bug, enhancement, question …): enrichment takes a kind they name (feedback-kind/labels.ts).
+          labels: labelNames(issue.labels).map((name) => name.slice(0, 100)),
+        },
         comments,
       };
     });
