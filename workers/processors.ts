@@ -2,7 +2,7 @@ import "../src/job-kinds.js";
 import { collectionProcessor } from "../src/intake/collection/runner.js";
 import { analysisProcessor } from "./analysis.js";
 import { contextEmbedProcessor } from "./context-embed.js";
-import { enrichmentProcessor, reanalysisProcessor } from "./enrichment.js";
+import { enrichmentProcessor, kindAdaptationProcessor, reanalysisProcessor } from "./enrichment.js";
 import { entityDeletionProcessor } from "./entity-deletion.js";
 import { erasureProcessor } from "./erasures.js";
 import { notesSyncProcessor } from "./notes-sync.js";
@@ -20,6 +20,7 @@ export const processors: ProcessorTable = {
   "analysis.run.v1": analysisProcessor,
   "enrichment.content.v1": enrichmentProcessor,
   "enrichment.reanalyse.v1": reanalysisProcessor,
+  "enrichment.kinds.v1": kindAdaptationProcessor,
   "sweep.run.v1": sweepProcessor,
   "erasure.run.v1": erasureProcessor,
   "entity.delete.v1": entityDeletionProcessor,

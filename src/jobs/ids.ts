@@ -29,6 +29,12 @@ export const jobIds = {
   enrichmentRequeue: (pass: string, contentIds: string[]) => deriveJobId("enrich-requeue", pass, ...contentIds),
   /** An operator's re-analysis of stored rows by a new analyser: a new pass each time the command runs. */
   reanalysis: (pass: string, contentIds: string[]) => deriveJobId("reanalyse", pass, ...contentIds),
+  /**
+   * A tracker's kind adaptation (src/insights/enrichment/kind-adaptation.ts): one per tracker and `window`, so the
+   * chunks enriched in one window queue it once (while it waits out its delay) and a later window queues it again.
+   */
+  kindAdaptation: (tracker: { entityId: string; platform: string; repository: string | null }, window: number) =>
+    deriveJobId("kinds", tracker.entityId, tracker.platform, tracker.repository ?? "", String(window)),
   /** An evidence capture run (each attempt is its own row, so its own job). */
   sweep: (runId: string) => deriveJobId("sweep", runId),
   /** An author erasure's batches (src/governance/deletion). */

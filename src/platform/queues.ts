@@ -45,6 +45,13 @@ export const jobCatalog = {
     schema: ContentIds,
     options: { ...retry(5, 1000), priority: 100, removeOnComplete: true, removeOnFail: { count: 1000 } },
   },
+  "enrichment.kinds.v1": {
+    queue: "enrichment",
+    // One tracker's unlabelled sources read by the feedback-kind model adapted to its labelled ones
+    // (src/insights/enrichment/kind-adaptation.ts), queued by enrichment and re-analysis. Behind new rows' enrichment.
+    schema: z.object({ entityId: z.uuid(), platform: z.string().min(1).max(64), repository: z.string().min(1).max(300).nullable() }),
+    options: { ...retry(3, 2000), priority: 50, removeOnComplete: true, removeOnFail: { count: 1000 } },
+  },
   "notes.sync.v1": {
     queue: "notes-sync",
     // `credential` is the provider key sealed with the service's secrets key, never clear text.

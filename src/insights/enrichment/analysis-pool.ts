@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { type Analyser, analyseInline, type RowAnalysis, type RowText } from "./analyse.js";
+import type { TrackerKindTask } from "./feedback-kind/adapt.js";
+import { readTrackerKindsInline, type TrackerKindReader } from "./kind-adaptation.js";
 
 /**
  * Enrichment's analysis off the worker's event loop: `threads` worker threads (piscina) analyse the chunks,
@@ -15,6 +17,11 @@ import { type Analyser, analyseInline, type RowAnalysis, type RowText } from "./
  */
 export interface AnalysisPool {
   analyse: Analyser;
+  /**
+   * A tracker's kinds read its way (kind-adaptation.ts): on a thread, or inline with no threads, where the
+   * adaptation holds the event loop for its length (about a second for 2,000 labelled issues).
+   */
+  readKinds: TrackerKindReader;
   /** Chunks analysed on a thread and inline so far. */
   counts: () => { threaded: number; inline: number };
   close: () => Promise<void>;
@@ -32,7 +39,7 @@ export function createAnalysisPool(threads: number): AnalysisPool {
   const entry = threads > 0 ? threadEntry() : undefined;
   const pool =
     entry &&
-    new Piscina<RowText[], RowAnalysis[]>({
+    new Piscina<RowText[] | TrackerKindTask, unknown>({
       filename: entry.filename,
       execArgv: entry.execArgv,
       minThreads: threads,
@@ -46,7 +53,11 @@ export function createAnalysisPool(threads: number): AnalysisPool {
         return analyseInline(rows);
       }
       counts.threaded++;
-      return pool.run(rows as RowText[]);
+      return (await pool.run(rows as RowText[])) as RowAnalysis[];
+    },
+    readKinds: async (task) => {
+      if (!pool) return readTrackerKindsInline(task);
+      return (await pool.run(task, { name: "readKindsTask" })) as Awaited<ReturnType<TrackerKindReader>>;
     },
     counts: () => ({ ...counts }),
     close: async () => {

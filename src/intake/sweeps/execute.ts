@@ -1,4 +1,5 @@
 import type { EmbeddingProvider } from "../../insights/embed/provider.js";
+import { queueTrackerKinds } from "../../insights/enrichment/kind-adaptation.js";
 import { enrichContent } from "../../insights/enrichment/service.js";
 import { JobCancelled, watchJob } from "../../jobs/cancellation.js";
 import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
@@ -81,11 +82,9 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
       ORDER BY c.created_at, c.id
       LIMIT ${SWEEP_PAGE}`;
     if (page.length === 0) break;
-    const result = await enrichContent(
-      deps.pool,
-      embedder,
-      page.map((r) => r.id),
-    );
+    const ids = page.map((r) => r.id);
+    const result = await enrichContent(deps.pool, embedder, ids);
+    if (result.enriched > 0) await queueTrackerKinds(deps, ids);
     stats.enriched += result.enriched;
     stats.already_enriched += result.alreadyEnriched;
     stats.missing += result.missing;

@@ -37,7 +37,7 @@ export function feedbackKind(
 }
 
 /** Other feedback: praise or a complaint by the net polarity of its judged units, else other. */
-function byPolarity(units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[]): FeedbackKind {
+export function byPolarity(units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[]): FeedbackKind {
   const judged = units.filter((u) => u.kind !== "request" && u.label !== "neutral");
   if (judged.length === 0) return "other";
   const net = judged.reduce((sum, u) => sum + u.sentiment, 0) / judged.length;

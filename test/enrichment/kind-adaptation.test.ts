@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmbedder } from "../../src/insights/embed/provider.js";
+import {
+  adaptModel,
+  canAdapt,
+  type LabelledText,
+  MIN_LABELLED,
+  readTrackerKinds,
+} from "../../src/insights/enrichment/feedback-kind/adapt.js";
+import { classifySource, kindModel } from "../../src/insights/enrichment/feedback-kind/model.js";
+import { adaptTrackerKinds, KIND_ADAPT_DELAY_MS, queueTrackerKinds } from "../../src/insights/enrichment/kind-adaptation.js";
+import { enrichContent } from "../../src/insights/enrichment/service.js";
+import { jobIds } from "../../src/jobs/ids.js";
+import { kindAdaptationProcessor } from "../../workers/enrichment.js";
+import { createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";
+import { createHarness, type Harness } from "../helpers/harness.js";
+
+/**
+ * A tracker's own triage, learnt from its labelled issues: this tracker files usage problems that arrive as bug
+ * reports (an error after an update, with the user's dotfiles to blame) under `question`. The shared model reads
+ * such an issue as a bug report; adapted to the tracker's labelled issues it reads new ones as questions, and a
+ * crash report still as a bug.
+ */
+const THINGS = [
+  "neovim",
+  "the plugin manager",
+  "treesitter",
+  "the lsp client",
+  "telescope",
+  "the colour scheme",
+  "lualine",
+  "the formatter",
+];
+const ACTIONS = ["saving a file", "opening a split", "resizing the window", "closing a buffer", "running a macro", "pasting text"];
+
+const usageProblem = (i: number) => ({
+  title: `Error after updating ${THINGS[i % THINGS.length]} (${i})`,
+  content: `After updating ${THINGS[i % THINGS.length]} I get an error on start-up. My dotfiles set the option in the plugins section, copied from my old dotfiles. Error: module ${i} not found.`,
+});
+const crash = (i: number) => ({
+  title: `Crash when ${ACTIONS[i % ACTIONS.length]} (${i})`,
+  content: `The editor crashes when ${ACTIONS[i % ACTIONS.length]}. It happens every time since the last release.\n\n\`\`\`\nthread 'main' panicked at src/buffer_${i}.rs:12:5\n\`\`\``,
+});
+const wish = (i: number) => ({
+  title: `Add support for ${["toml", "yaml", "json5", "ini", "kdl"][i % 5]} files (${i})`,
+  content: `It would be great to have support for ${["toml", "yaml", "json5", "ini", "kdl"][i % 5]} files. Please add an option for it.`,
+});
+
+const labelled: LabelledText[] = [
+  ...Array.from({ length: 15 }, (_, i) => ({ ...usageProblem(i), kind: "question" as const })),
+  ...Array.from({ length: 15 }, (_, i) => ({ ...crash(i), kind: "bug_report" as const })),
+  ...Array.from({ length: 10 }, (_, i) => ({ ...wish(i), kind: "feature_request" as const })),
+];
+const fresh = [usageProblem(101), usageProblem(102), crash(103), wish(104)];
+
+describe("the feedback-kind model adapted to a tracker", () => {
+  it("adapts only to enough labelled issues of two kinds or more", () => {
+    expect(MIN_LABELLED).toBe(30);
+    expect(canAdapt(labelled)).toBe(true);
+    expect(canAdapt(labelled.slice(0, 29))).toBe(false);
+    // Thirty, but one kind alone (and the second kind too rare to learn from).
+    expect(canAdapt([...labelled.slice(0, 15), ...labelled.slice(0, 13), ...labelled.slice(15, 17)])).toBe(false);
+    expect(readTrackerKinds({ labelled: labelled.slice(0, 20), unlabelled: fresh })).toBeNull();
+  });
+
+  it("reads the tracker's new issues its way: usage problems as questions, crashes and wishes as before", () => {
+    expect(fresh.map((f) => classifySource(f.title, f.content).kind)).toEqual(["bug", "bug", "bug", "feature"]);
+    const readings = readTrackerKinds({ labelled, unlabelled: fresh });
+    expect(readings?.map((r) => r.class)).toEqual(["question", "question", "bug", "feature"]);
+    for (const r of readings ?? []) expect(r.confidence).toBeGreaterThan(0.5);
+  });
+
+  it("leaves the shared model as it was, and adapts the same way every time", () => {
+    const before = JSON.stringify(kindModel());
+    const a = adaptModel(kindModel(), labelled);
+    const b = adaptModel(kindModel(), labelled);
+    expect(JSON.stringify(kindModel())).toBe(before);
+    expect(a.bias).toEqual(b.bias);
+    expect(a.weights["b:dotfiles"]).toEqual(b.weights["b:dotfiles"]);
+    expect(a.weights["b:dotfiles"]).not.toEqual(kindModel().weights["b:dotfiles"]);
+  });
+});
+
+describe("enrichment.kinds.v1", () => {
+  let h: Harness;
+  let tenant: Tenant;
+  const TRACKER = { repository: "acme/editor" };
+
+  beforeAll(async () => {
+    h = await createHarness();
+    tenant = await createTenant(h);
+  });
+  afterAll(() => h.close());
+
+  const stored = async (ids: string[]) =>
+    (
+      await h.deps.db.content.findMany({
+        where: { id: { in: ids } },
+        select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
+      })
+    )
+      .sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id))
+      .map((r) => [r.feedbackKind, r.feedbackKindConfidence]);
+
+  it("reads a tracker's unlabelled issues by its labelled ones, and nothing of other trackers or platforms", async () => {
+    const labelledIds = await storeSources(
+      h,
+      tenant,
+      labelled.map(({ kind, ...text }) => ({
+        platform: "github",
+        ...text,
+        metadata: {
+          ...TRACKER,
+          labels: [{ name: { question: "question", bug_report: "type: bug", feature_request: "enhancement" }[kind] }],
+        },
+      })),
+    );
+    const freshIds = await storeSources(
+      h,
+      tenant,
+      fresh.map((text) => ({ platform: "github", ...text, metadata: { ...TRACKER, labels: [{ name: "needs triage" }] } })),
+    );
+    // The same texts in another repository (no labels) and on another platform.
+    const otherIds = await storeSources(h, tenant, [
+      { platform: "github", ...fresh[0]!, content: `${fresh[0]!.content} `, metadata: { repository: "acme/other" } },
+      { platform: "reddit", ...fresh[1]!, content: `${fresh[1]!.content} ` },
+    ]);
+    const embedder = createEmbedder(h.deps.config);
+    await enrichContent(h.deps.pool, embedder, [...labelledIds, ...freshIds, ...otherIds]);
+    const sharedFresh = await stored(freshIds);
+    const sharedOther = await stored(otherIds);
+    expect(sharedFresh.map((k) => k[0])).toEqual(["bug_report", "bug_report", "bug_report", "feature_request"]);
+
+    h.startWorkers({ "enrichment.kinds.v1": kindAdaptationProcessor });
+    await h.deps.queues.enqueue("enrichment.kinds.v1", { entityId: tenant.entityId, platform: "github", repository: "acme/editor" });
+    const adapted = await waitFor(async () => {
+      const now = await stored(freshIds);
+      return now[0]![0] === "question" ? now : undefined;
+    }, 20_000);
+    expect(adapted.map((k) => k[0])).toEqual(["question", "question", "bug_report", "feature_request"]);
+    for (const [, confidence] of adapted) expect(confidence).toBeGreaterThan(0.5);
+    // The labelled issues keep their labels' kinds; the other repository and platform keep the shared model's.
+    expect((await stored(labelledIds)).every(([, c]) => c === 1)).toBe(true);
+    expect(await stored(otherIds)).toEqual(sharedOther);
+
+    // Run again: nothing left to change.
+    const again = await adaptTrackerKinds(h.deps.pool, { entityId: tenant.entityId, platform: "github", repository: "acme/editor" });
+    expect(again).toEqual({ labelled: 40, adapted: true, read: 4, changed: 0 });
+  });
+
+  it("changes nothing for a tracker with too few labelled issues", async () => {
+    const ids = await storeSources(h, tenant, [
+      ...labelled
+        .slice(0, 10)
+        .map(({ kind: _k, ...text }) => ({ platform: "github", ...text, metadata: { repository: "acme/small", labels: ["question"] } })),
+      { platform: "github", ...fresh[0]!, metadata: { repository: "acme/small" } },
+    ]);
+    await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+    const before = await stored(ids);
+    const result = await adaptTrackerKinds(h.deps.pool, { entityId: tenant.entityId, platform: "github", repository: "acme/small" });
+    expect(result).toEqual({ labelled: 0, adapted: false, read: 0, changed: 0 });
+    expect(await stored(ids)).toEqual(before);
+  });
+
+  it("is queued once per tracker and window for the enriched rows that name a repository or carry labels", async () => {
+    const ids = await storeSources(h, tenant, [
+      { platform: "github", title: "One", content: "The sync is slow.", metadata: { repository: "acme/queued" } },
+      { platform: "github", title: "Two", content: "The sync is very slow.", metadata: { repository: "acme/queued", labels: ["bug"] } },
+      { platform: "github", title: "Three", content: "Labels but no repository.", metadata: { labels: ["bug"] } },
+      { platform: "reddit", content: "A post names neither." },
+    ]);
+    await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+    const now = Date.UTC(2026, 10, 27, 12, 0, 10);
+    expect(await queueTrackerKinds(h.deps, ids, now)).toBe(2);
+    expect(await queueTrackerKinds(h.deps, ids, now + 20_000)).toBe(2);
+    const window = Math.floor(now / 60_000);
+    const queue = h.deps.queues.get("enrichment");
+    const trackers = [
+      { entityId: tenant.entityId, platform: "github", repository: "acme/queued" },
+      { entityId: tenant.entityId, platform: "github", repository: null },
+    ];
+    for (const tracker of trackers) {
+      const job = await queue.getJob(jobIds.kindAdaptation(tracker, window));
+      expect(job?.name).toBe("enrichment.kinds.v1");
+      expect(job?.data).toEqual(tracker);
+      expect(job?.opts.delay).toBe(KIND_ADAPT_DELAY_MS);
+    }
+    const queued = (await queue.getJobs(["delayed"])).filter(
+      (j) => j.name === "enrichment.kinds.v1" && j.data.entityId === tenant.entityId,
+    );
+    expect(queued).toHaveLength(2);
+  });
+});
