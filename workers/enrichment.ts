@@ -38,7 +38,7 @@ export const reanalysisProcessor: Processor<"enrichment.reanalyse.v1"> = async (
 
 /** `enrichment.kinds.v1`: a tracker's unlabelled sources read the way its labelled ones were triaged. */
 export const kindAdaptationProcessor: Processor<"enrichment.kinds.v1"> = async (payload, { deps }) => {
-  return adaptTrackerKinds(deps.pool, payload, threads(deps.config).readKinds);
+  return adaptTrackerKinds(deps.pool, payload, threads(deps.config).kinds);
 };
 
 /** Stops the analysis threads (at shutdown, after the workers have drained). */

@@ -4,7 +4,7 @@ import { readIssues, readReviews } from "../../bench/quality/feedback/data/conve
 import { createEmbedder } from "../../src/insights/embed/provider.js";
 import { analyseRows, INLINE_SLICE_MS, type RowText } from "../../src/insights/enrichment/analyse.js";
 import { type AnalysisPool, createAnalysisPool } from "../../src/insights/enrichment/analysis-pool.js";
-import { readTrackerKinds } from "../../src/insights/enrichment/feedback-kind/adapt.js";
+import { adaptTrackerModel, readTrackerKinds } from "../../src/insights/enrichment/feedback-kind/adapt.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { enrichThreadsOf, loadConfig } from "../../src/platform/config.js";
 import { createTenant, storeSources } from "../analysis/fixtures.js";
@@ -100,17 +100,18 @@ describe("analysis threads", () => {
     }
   }, 60_000);
 
-  it("read a tracker's kinds on the thread as inline (kind-adaptation.ts)", async () => {
+  it("adapt to a tracker and read its issues on the thread as inline (kind-adaptation.ts)", async () => {
     const KIND = { bug: "bug_report", feature: "feature_request", question: "question" } as const;
     const repo = readIssues().filter((i) => i.repo === "TokTok/c-toxcore");
-    const task = {
-      labelled: repo.slice(0, 60).map((i) => ({ title: i.title, content: i.body, kind: KIND[i.label] })),
-      unlabelled: repo.slice(60, 80).map((i) => ({ title: i.title, content: i.body })),
-    };
-    const inline = readTrackerKinds(task);
+    const labelled = repo.slice(0, 60).map((i) => ({ title: i.title, content: i.body, kind: KIND[i.label] }));
+    const rows = repo.slice(60, 80).map((i) => ({ title: i.title, content: i.body }));
+    const overlay = adaptTrackerModel(labelled);
+    expect(overlay).not.toBeNull();
+    expect(await threads.kinds.adapt(labelled)).toEqual(overlay);
+    const inline = readTrackerKinds(overlay!, rows);
     expect(inline).toHaveLength(20);
-    expect(await threads.readKinds(task)).toEqual(inline);
-    expect(await threads.readKinds({ ...task, labelled: task.labelled.slice(0, 5) })).toBeNull();
+    expect(await threads.kinds.read(overlay!, rows)).toEqual(inline);
+    expect(await threads.kinds.adapt(labelled.slice(0, 5))).toBeNull();
   });
 });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedder } from "../../src/insights/embed/provider.js";
 import {
   adaptModel,
+  adaptTrackerModel,
   canAdapt,
   type LabelledText,
   MIN_LABELLED,
@@ -60,14 +61,16 @@ describe("the feedback-kind model adapted to a tracker", () => {
     expect(canAdapt(labelled.slice(0, 29))).toBe(false);
     // Thirty, but one kind alone (and the second kind too rare to learn from).
     expect(canAdapt([...labelled.slice(0, 15), ...labelled.slice(0, 13), ...labelled.slice(15, 17)])).toBe(false);
-    expect(readTrackerKinds({ labelled: labelled.slice(0, 20), unlabelled: fresh })).toBeNull();
+    expect(adaptTrackerModel(labelled.slice(0, 20))).toBeNull();
   });
 
   it("reads the tracker's new issues its way: usage problems as questions, crashes and wishes as before", () => {
     expect(fresh.map((f) => classifySource(f.title, f.content).kind)).toEqual(["bug", "bug", "bug", "feature"]);
-    const readings = readTrackerKinds({ labelled, unlabelled: fresh });
-    expect(readings?.map((r) => r.class)).toEqual(["question", "question", "bug", "feature"]);
-    for (const r of readings ?? []) expect(r.confidence).toBeGreaterThan(0.5);
+    const overlay = adaptTrackerModel(labelled);
+    expect(overlay).not.toBeNull();
+    const readings = readTrackerKinds(overlay!, fresh);
+    expect(readings.map((r) => r.class)).toEqual(["question", "question", "bug", "feature"]);
+    for (const r of readings) expect(r.confidence).toBeGreaterThan(0.5);
   });
 
   it("leaves the shared model as it was, and adapts the same way every time", () => {
@@ -143,9 +146,27 @@ describe("enrichment.kinds.v1", () => {
     expect((await stored(labelledIds)).every(([, c]) => c === 1)).toBe(true);
     expect(await stored(otherIds)).toEqual(sharedOther);
 
-    // Run again: nothing left to change.
-    const again = await adaptTrackerKinds(h.deps.pool, { entityId: tenant.entityId, platform: "github", repository: "acme/editor" });
-    expect(again).toEqual({ labelled: 40, adapted: true, read: 4, changed: 0 });
+    // Run again: nothing left to change, whatever the page size.
+    const tracker = { entityId: tenant.entityId, platform: "github", repository: "acme/editor" };
+    expect(await adaptTrackerKinds(h.deps.pool, tracker)).toEqual({ labelled: 40, adapted: true, read: 4, changed: 0 });
+    expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, { maxRows: 1000, pageRows: 3 })).toEqual({
+      labelled: 40,
+      adapted: true,
+      read: 4,
+      changed: 0,
+    });
+    // Only the newest sources are read again: here the fresh issues, stored after the labelled ones, the first oldest.
+    for (const [i, id] of freshIds.entries()) {
+      await h.deps.db.$executeRaw`UPDATE content_store SET created_at = now() + ${i} * interval '1 second', feedback_kind = 'bug_report'
+        WHERE id = ${id}::uuid`;
+    }
+    expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, { maxRows: 3, pageRows: 2 })).toEqual({
+      labelled: 40,
+      adapted: true,
+      read: 3,
+      changed: 2,
+    });
+    expect((await stored(freshIds)).map((k) => k[0])).toEqual(["bug_report", "question", "bug_report", "feature_request"]);
   });
 
   it("changes nothing for a tracker with too few labelled issues", async () => {

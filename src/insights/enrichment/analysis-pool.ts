@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { type Analyser, analyseInline, type RowAnalysis, type RowText } from "./analyse.js";
-import type { TrackerKindTask } from "./feedback-kind/adapt.js";
-import { readTrackerKindsInline, type TrackerKindReader } from "./kind-adaptation.js";
+import type { KindOverlay, LabelledText } from "./feedback-kind/adapt.js";
+import { inlineKindThreads, type KindThreads } from "./kind-adaptation.js";
 
 /**
  * Enrichment's analysis off the worker's event loop: `threads` worker threads (piscina) analyse the chunks,
@@ -18,10 +18,10 @@ import { readTrackerKindsInline, type TrackerKindReader } from "./kind-adaptatio
 export interface AnalysisPool {
   analyse: Analyser;
   /**
-   * A tracker's kinds read its way (kind-adaptation.ts): on a thread, or inline with no threads, where the
-   * adaptation holds the event loop for its length (about a second for 2,000 labelled issues).
+   * A tracker's adaptation and its issues read with it (kind-adaptation.ts): on a thread, or inline with no
+   * threads, where the adaptation holds the event loop for its length (about a second for 2,000 labelled issues).
    */
-  readKinds: TrackerKindReader;
+  kinds: KindThreads;
   /** Chunks analysed on a thread and inline so far. */
   counts: () => { threaded: number; inline: number };
   close: () => Promise<void>;
@@ -39,7 +39,7 @@ export function createAnalysisPool(threads: number): AnalysisPool {
   const entry = threads > 0 ? threadEntry() : undefined;
   const pool =
     entry &&
-    new Piscina<RowText[] | TrackerKindTask, unknown>({
+    new Piscina<RowText[] | LabelledText[] | { overlay: KindOverlay; rows: RowText[] }, unknown>({
       filename: entry.filename,
       execArgv: entry.execArgv,
       minThreads: threads,
@@ -55,10 +55,13 @@ export function createAnalysisPool(threads: number): AnalysisPool {
       counts.threaded++;
       return (await pool.run(rows as RowText[])) as RowAnalysis[];
     },
-    readKinds: async (task) => {
-      if (!pool) return readTrackerKindsInline(task);
-      return (await pool.run(task, { name: "readKindsTask" })) as Awaited<ReturnType<TrackerKindReader>>;
-    },
+    kinds: pool
+      ? {
+          adapt: async (labelled) => (await pool.run(labelled, { name: "adaptKindsTask" })) as KindOverlay | null,
+          read: async (overlay, rows) =>
+            (await pool.run({ overlay, rows }, { name: "readKindsTask" })) as Awaited<ReturnType<KindThreads["read"]>>,
+        }
+      : inlineKindThreads,
     counts: () => ({ ...counts }),
     close: async () => {
       await pool?.destroy();

@@ -1,12 +1,22 @@
 import { analyseRows, type RowAnalysis, type RowText } from "./analyse.js";
-import { readTrackerKinds, type TrackerKindReading, type TrackerKindTask } from "./feedback-kind/adapt.js";
+import {
+  adaptTrackerModel,
+  type KindOverlay,
+  type LabelledText,
+  readTrackerKinds,
+  type TrackerKindReading,
+} from "./feedback-kind/adapt.js";
 
 /** An analysis thread's task (analysis-pool.ts): the rows of one enrichment chunk. */
 export default function analyseTask(rows: RowText[]): RowAnalysis[] {
   return analyseRows(rows);
 }
 
-/** An analysis thread's other task (`name: "readKindsTask"`): a tracker's unlabelled sources read its way (kind-adaptation.ts). */
-export function readKindsTask(task: TrackerKindTask): TrackerKindReading[] | null {
-  return readTrackerKinds(task);
+/** Analysis threads' other tasks (`name`): a tracker's adaptation, and its issues read with it (kind-adaptation.ts). */
+export function adaptKindsTask(labelled: LabelledText[]): KindOverlay | null {
+  return adaptTrackerModel(labelled);
+}
+
+export function readKindsTask(task: { overlay: KindOverlay; rows: { title: string; content: string }[] }): TrackerKindReading[] {
+  return readTrackerKinds(task.overlay, task.rows);
 }

@@ -1,10 +1,17 @@
 import type pg from "pg";
 import { jobIds } from "../../jobs/ids.js";
 import type { JobPayload, Queues } from "../../platform/queues.js";
-import { MIN_LABELLED, readTrackerKinds, type TrackerKindReading, type TrackerKindTask } from "./feedback-kind/adapt.js";
+import {
+  adaptTrackerModel,
+  type KindOverlay,
+  type LabelledText,
+  MIN_LABELLED,
+  readTrackerKinds,
+  type TrackerKindReading,
+} from "./feedback-kind/adapt.js";
 import { byPolarity, type FeedbackKind } from "./feedback-kind/index.js";
-import { kindFromLabels, labelNames } from "./feedback-kind/labels.js";
-import { storedConfidence } from "./service.js";
+import { kindFromLabels, type LabelKind, labelNames } from "./feedback-kind/labels.js";
+import { EMBED_TEXT_CHARS, storedConfidence } from "./service.js";
 
 /**
  * Feedback kinds of a tracker's unlabelled issues, read the way its maintainers triage (feedback-kind/adapt.ts).
@@ -12,27 +19,36 @@ import { storedConfidence } from "./service.js";
  * collector stores it; null when the sources name none). Once it holds enough issues whose labels name a kind
  * (`MIN_LABELLED`, of two kinds at least), the shared model is adapted to them and every unlabelled source of the
  * tracker gets the adapted model's kind and probability; labelled sources keep their labels' kind. The job
- * (`enrichment.kinds.v1`) is queued by enrichment and re-analysis for the trackers of the rows they wrote, at most
- * about once a minute per tracker (jobs/ids.ts), so new issues are read the tracker's way shortly after they are
- * enriched (by the shared model meanwhile), and a tracker's reading follows its labels as they are added.
+ * (`enrichment.kinds.v1`) is queued by enrichment, re-analysis and evidence capture for the trackers of the rows
+ * they wrote, at most about once a minute per tracker (`queueTrackerKinds`), so new issues are read the tracker's
+ * way shortly after they are enriched (by the shared model meanwhile), and a tracker's reading follows its labels.
  */
 export type Tracker = JobPayload<"enrichment.kinds.v1">;
 
-/** The newest sources of a tracker that are read (labelled or not); older ones keep their kinds. */
-export const MAX_TRACKER_ROWS = 20_000;
 /** The newest labelled sources the adaptation learns from (its cost grows with them: about a second for 2,000). */
 export const MAX_LABELLED_ROWS = 2_000;
-/** Rows of a statement that writes kinds. */
-const WRITE_ROWS = 1_000;
+/** The newest labelled sources whose labels are looked at for the ones that name a kind (their ids and labels only). */
+const LABEL_SCAN_ROWS = 20_000;
+/** How much of a tracker is read again: its newest `maxRows` sources (older ones keep their kinds), `pageRows` at a time. */
+export interface TrackerReadLimits {
+  maxRows: number;
+  pageRows: number;
+}
+export const TRACKER_READ_LIMITS: TrackerReadLimits = { maxRows: 10_000, pageRows: 500 };
 
-/** Reads a tracker's unlabelled issues: in this thread, or on an analysis thread (analysis-pool.ts). */
-export type TrackerKindReader = (task: TrackerKindTask) => Promise<TrackerKindReading[] | null>;
-export const readTrackerKindsInline: TrackerKindReader = async (task) => readTrackerKinds(task);
+/** Where a tracker's adaptation and readings run: on an analysis thread (analysis-pool.ts), or here. */
+export interface KindThreads {
+  adapt: (labelled: LabelledText[]) => Promise<KindOverlay | null>;
+  read: (overlay: KindOverlay, rows: { title: string; content: string }[]) => Promise<TrackerKindReading[]>;
+}
+export const inlineKindThreads: KindThreads = {
+  adapt: async (labelled) => adaptTrackerModel(labelled),
+  read: async (overlay, rows) => readTrackerKinds(overlay, rows),
+};
 
 export interface KindAdaptationResult {
-  /** Sources of the tracker whose labels name a kind. */
+  /** Labelled sources the adaptation learnt from (0 when there were too few to adapt to). */
   labelled: number;
-  /** Whether they were enough to adapt to. */
   adapted: boolean;
   /** Unlabelled sources read by the adapted model, and those whose stored kind or confidence changed. */
   read: number;
@@ -44,6 +60,7 @@ interface TrackerRow {
   title: string;
   content: string;
   labels: unknown;
+  createdAt: Date;
   feedbackKind: FeedbackKind | null;
   confidence: number | null;
 }
@@ -55,53 +72,84 @@ const STORED: Record<"bug" | "feature" | "question", FeedbackKind> = {
 };
 const OTHER_KINDS = new Set<FeedbackKind | null>(["praise", "complaint", "other"]);
 
-/** The statement's condition for one tracker's enriched sources ($1 entity, $2 platform, $3 repository). */
+/** One tracker's enriched sources ($1 entity, $2 platform, $3 repository). */
 const OF_TRACKER = `entity_id = $1::uuid AND platform = $2 AND kind = 'source' AND enriched_at IS NOT NULL
   AND (metadata->>'repository') IS NOT DISTINCT FROM $3::text`;
+const WITH_LABELS = `jsonb_typeof(metadata->'labels') = 'array' AND jsonb_array_length(metadata->'labels') > 0`;
+/** What is read of a source: its title and the start of its text (as its embedding reads it). */
+const COLUMNS = `id, title, left(content, ${EMBED_TEXT_CHARS}) AS content, metadata->'labels' AS labels, created_at AS "createdAt",
+  feedback_kind AS "feedbackKind", feedback_kind_confidence AS confidence`;
 
 export async function adaptTrackerKinds(
   pool: pg.Pool,
   tracker: Tracker,
-  read: TrackerKindReader = readTrackerKindsInline,
+  threads: KindThreads = inlineKindThreads,
+  limits: TrackerReadLimits = TRACKER_READ_LIMITS,
 ): Promise<KindAdaptationResult> {
   const params = [tracker.entityId, tracker.platform, tracker.repository];
-  // Most trackers carry no labels: a count over the sources' metadata decides before any text is read.
+  const result: KindAdaptationResult = { labelled: 0, adapted: false, read: 0, changed: 0 };
+  // Most trackers carry no labels: their metadata decides before any text is read.
   const { rows: counted } = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM content_store
-     WHERE ${OF_TRACKER} AND jsonb_typeof(metadata->'labels') = 'array' AND jsonb_array_length(metadata->'labels') > 0`,
+    `SELECT count(*)::int AS n FROM content_store WHERE ${OF_TRACKER} AND ${WITH_LABELS}`,
     params,
   );
-  const result: KindAdaptationResult = { labelled: 0, adapted: false, read: 0, changed: 0 };
   if ((counted[0]?.n ?? 0) < MIN_LABELLED) return result;
 
-  const { rows } = await pool.query<TrackerRow>(
-    `SELECT id, title, content, metadata->'labels' AS labels, feedback_kind AS "feedbackKind", feedback_kind_confidence AS confidence
-     FROM content_store WHERE ${OF_TRACKER} ORDER BY created_at DESC, id DESC LIMIT ${MAX_TRACKER_ROWS}`,
+  // Labels that name no kind (`help wanted`) are common: the labels are read first, the texts of the chosen after.
+  const { rows: withLabels } = await pool.query<{ id: string; labels: unknown }>(
+    `SELECT id, metadata->'labels' AS labels FROM content_store WHERE ${OF_TRACKER} AND ${WITH_LABELS}
+     ORDER BY created_at DESC, id DESC LIMIT ${LABEL_SCAN_ROWS}`,
     params,
   );
-  const task: TrackerKindTask = { labelled: [], unlabelled: [] };
-  const unlabelled: TrackerRow[] = [];
-  for (const row of rows) {
+  const kindOf = new Map<string, LabelKind>();
+  for (const row of withLabels) {
     const kind = kindFromLabels(labelNames(row.labels));
-    if (kind === null) {
-      unlabelled.push(row);
-      task.unlabelled.push({ title: row.title, content: row.content });
-    } else if (task.labelled.length < MAX_LABELLED_ROWS) task.labelled.push({ title: row.title, content: row.content, kind });
-    if (kind !== null) result.labelled++;
+    if (kind !== null && kindOf.size < MAX_LABELLED_ROWS) kindOf.set(row.id, kind);
   }
-  const readings = unlabelled.length > 0 ? await read(task) : null;
-  if (readings === null) return result;
+  const { rows: texts } = await pool.query<{ id: string; title: string; content: string }>(
+    `SELECT id, title, left(content, ${EMBED_TEXT_CHARS}) AS content FROM content_store WHERE id = ANY($1::uuid[])`,
+    [[...kindOf.keys()]],
+  );
+  const textOf = new Map(texts.map((t) => [t.id, t]));
+  const labelled: LabelledText[] = [...kindOf].flatMap(([id, kind]) => {
+    const text = textOf.get(id);
+    return text ? [{ title: text.title, content: text.content, kind }] : [];
+  });
+  const overlay = await threads.adapt(labelled);
+  if (overlay === null) return result;
+  result.labelled = labelled.length;
   result.adapted = true;
-  result.read = readings.length;
 
-  // "Other" is praise, a complaint or other by the source's units, as enrichment decides it: a source the shared
-  // model read as a bug, a request or a question has its units read for it.
-  const needPolarity = unlabelled.filter((row, i) => readings[i]!.class === "other" && !OTHER_KINDS.has(row.feedbackKind));
+  // The newest sources, a page at a time: those whose labels name no kind are read with the adaptation.
+  let after = null as { createdAt: Date; id: string } | null;
+  for (let scanned = 0; scanned < limits.maxRows; ) {
+    const { rows: page }: { rows: TrackerRow[] } = await pool.query<TrackerRow>(
+      `SELECT ${COLUMNS} FROM content_store WHERE ${OF_TRACKER}
+         AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
+       ORDER BY created_at DESC, id DESC LIMIT $6::int`,
+      [...params, after?.createdAt ?? null, after?.id ?? null, Math.min(limits.pageRows, limits.maxRows - scanned)],
+    );
+    if (page.length === 0) break;
+    scanned += page.length;
+    after = page.at(-1)!;
+    const unlabelled = page.filter((row) => kindFromLabels(labelNames(row.labels)) === null);
+    if (unlabelled.length === 0) continue;
+    const readings = await threads.read(overlay, unlabelled);
+    result.read += readings.length;
+    result.changed += await writeKinds(pool, unlabelled, readings);
+    if (page.length < limits.pageRows) break;
+  }
+  return result;
+}
+
+/** Stores the kinds that changed. "Other" is praise, a complaint or other by the source's units, as enrichment decides it. */
+async function writeKinds(pool: pg.Pool, rows: TrackerRow[], readings: TrackerKindReading[]): Promise<number> {
+  const needPolarity = rows.filter((row, i) => readings[i]!.class === "other" && !OTHER_KINDS.has(row.feedbackKind));
   const polarityOf = await otherKinds(
     pool,
     needPolarity.map((r) => r.id),
   );
-  const writes = unlabelled.flatMap((row, i) => {
+  const writes = rows.flatMap((row, i) => {
     const reading = readings[i]!;
     const kind =
       reading.class === "other"
@@ -113,17 +161,14 @@ export async function adaptTrackerKinds(
     const same = kind === row.feedbackKind && row.confidence !== null && Math.abs(row.confidence - confidence) < 5e-5;
     return same ? [] : [{ id: row.id, kind, confidence }];
   });
-  for (let i = 0; i < writes.length; i += WRITE_ROWS) {
-    const part = writes.slice(i, i + WRITE_ROWS);
-    const { rowCount } = await pool.query(
-      `UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
-       FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence)
-       WHERE c.id = u.id AND c.enriched_at IS NOT NULL`,
-      [part.map((w) => w.id), part.map((w) => w.kind), part.map((w) => w.confidence)],
-    );
-    result.changed += rowCount ?? 0;
-  }
-  return result;
+  if (writes.length === 0) return 0;
+  const { rowCount } = await pool.query(
+    `UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
+     FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence)
+     WHERE c.id = u.id AND c.enriched_at IS NOT NULL`,
+    [writes.map((w) => w.id), writes.map((w) => w.kind), writes.map((w) => w.confidence)],
+  );
+  return rowCount ?? 0;
 }
 
 /** Praise, complaint or other for each source, by the net polarity of its stored units (feedback-kind/index.ts). */

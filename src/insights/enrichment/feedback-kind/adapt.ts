@@ -48,11 +48,28 @@ export function canAdapt(labelled: readonly Pick<LabelledText, "kind">[]): boole
   return [...counts.values()].filter((n) => n >= MIN_PER_KIND).length >= 2;
 }
 
-/**
- * The shared model fine-tuned on a tracker's labelled issues (full-batch gradient descent with Adam, as
- * bench/quality/feedback/train.ts trains the shared one). Deterministic for the same inputs in the same order.
- */
+/** What adaptation changes of the shared model: the class biases, and the weights of the features it learnt from. */
+export interface KindOverlay {
+  bias: number[];
+  weights: Record<string, number[]>;
+}
+
+/** The shared model with an adaptation's changes. */
+export function withOverlay(base: KindModel, overlay: KindOverlay): KindModel {
+  return { ...base, bias: [...overlay.bias], weights: { ...base.weights, ...overlay.weights } };
+}
+
+/** The shared model fine-tuned on a tracker's labelled issues. */
 export function adaptModel(base: KindModel, labelled: readonly LabelledText[], settings: AdaptSettings = ADAPT_SETTINGS): KindModel {
+  return withOverlay(base, adaptOverlay(base, labelled, settings));
+}
+
+/**
+ * The fine-tuning's changes (full-batch gradient descent with Adam, as bench/quality/feedback/train.ts trains
+ * the shared model): small beside the model, so it travels between threads. Deterministic for the same inputs
+ * in the same order.
+ */
+export function adaptOverlay(base: KindModel, labelled: readonly LabelledText[], settings: AdaptSettings = ADAPT_SETTINGS): KindOverlay {
   const K = base.classes.length;
   const index = new Map<string, number>();
   const rows = labelled.map((l) => {
@@ -106,11 +123,11 @@ export function adaptModel(base: KindModel, labelled: readonly LabelledText[], s
       else b[i - W.length]! -= delta;
     });
   }
-  const weights: Record<string, number[]> = { ...base.weights };
+  const weights: Record<string, number[]> = {};
   names.forEach((name, j) => {
     weights[name] = Array.from(W.subarray(j * K, j * K + K));
   });
-  return { ...base, bias: Array.from(b), weights };
+  return { bias: Array.from(b), weights };
 }
 
 function softmaxInPlace(z: Float64Array): void {
@@ -141,26 +158,25 @@ function adam(size: number, rate: number) {
   };
 }
 
-/** What a tracker's kinds are read from: its labelled issues, and the unlabelled ones to read. */
-export interface TrackerKindTask {
-  labelled: LabelledText[];
-  unlabelled: { title: string; content: string }[];
-}
-
 /** An unlabelled issue read by the adapted model: its class and that class's probability. */
 export interface TrackerKindReading {
   class: SourceClass;
   confidence: number;
 }
 
-/**
- * The unlabelled issues of a tracker read by the model adapted to its labelled ones, in order; null when
- * the labelled issues are too few to adapt to (`canAdapt`). Pure and CPU-bound: it runs on an analysis thread.
- */
-export function readTrackerKinds(task: TrackerKindTask, base: KindModel = kindModel()): TrackerKindReading[] | null {
-  if (!canAdapt(task.labelled)) return null;
-  const model = adaptModel(base, task.labelled);
-  return task.unlabelled.map((row) => {
+/** A tracker's adaptation, or null when its labelled issues are too few to adapt to (`canAdapt`). CPU-bound: an analysis thread's task. */
+export function adaptTrackerModel(labelled: readonly LabelledText[], base: KindModel = kindModel()): KindOverlay | null {
+  return canAdapt(labelled) ? adaptOverlay(base, labelled) : null;
+}
+
+/** Issues read by the shared model with a tracker's adaptation, in order. CPU-bound: an analysis thread's task. */
+export function readTrackerKinds(
+  overlay: KindOverlay,
+  rows: readonly { title: string; content: string }[],
+  base: KindModel = kindModel(),
+): TrackerKindReading[] {
+  const model = withOverlay(base, overlay);
+  return rows.map((row) => {
     const guess = classifySource(row.title, row.content, model);
     return { class: guess.kind, confidence: guess.probabilities[guess.kind] };
   });
