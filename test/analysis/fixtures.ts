@@ -71,6 +71,15 @@ export async function storeSources(h: Harness, tenant: Tenant, sources: SourceIn
   return res.body.content_ids as string[];
 }
 
+/** Each row's stored feedback kind and confidence, in the order of `ids`. */
+export async function storedKinds(h: Harness, ids: string[]): Promise<[string | null, number | null][]> {
+  const rows = await h.deps.db.content.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
+  });
+  return rows.sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id)).map((r) => [r.feedbackKind, r.feedbackKindConfidence]);
+}
+
 /** Polls `check` until it answers a value other than undefined, or fails after `timeoutMs`. */
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = "condition"): Promise<T> {
   const deadline = Date.now() + timeoutMs;

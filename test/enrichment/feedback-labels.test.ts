@@ -4,7 +4,7 @@ import { kindFromLabels, kindOfLabel, labelNames } from "../../src/insights/enri
 import { classifySource } from "../../src/insights/enrichment/feedback-kind/model.js";
 import { reanalyseContent } from "../../src/insights/enrichment/reanalyse.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
-import { createTenant, storeSources, type Tenant } from "../analysis/fixtures.js";
+import { createTenant, storedKinds, storeSources, type Tenant } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 /**
@@ -86,15 +86,7 @@ describe("enrichment with stored labels", () => {
     expect(guess.kind).toBe("feature");
     return ["feature_request", Math.round(guess.probabilities.feature * 1e4) / 1e4];
   };
-  const kinds = async (ids: string[]) =>
-    (
-      await h.deps.db.content.findMany({
-        where: { id: { in: ids } },
-        select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
-      })
-    )
-      .sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id))
-      .map((r) => [r.feedbackKind, r.feedbackKindConfidence]);
+  const kinds = (ids: string[]) => storedKinds(h, ids);
 
   it("stores the kind the labels name, with confidence 1, and the model's kind otherwise", async () => {
     const ids = await storeSources(h, tenant, [

@@ -13,7 +13,7 @@ import { adaptTrackerKinds, KIND_ADAPT_DELAY_MS, queueTrackerKinds } from "../..
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { jobIds } from "../../src/jobs/ids.js";
 import { kindAdaptationProcessor } from "../../workers/enrichment.js";
-import { createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";
+import { createTenant, storedKinds, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 /**
@@ -95,15 +95,7 @@ describe("enrichment.kinds.v1", () => {
   });
   afterAll(() => h.close());
 
-  const stored = async (ids: string[]) =>
-    (
-      await h.deps.db.content.findMany({
-        where: { id: { in: ids } },
-        select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
-      })
-    )
-      .sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id))
-      .map((r) => [r.feedbackKind, r.feedbackKindConfidence]);
+  const stored = (ids: string[]) => storedKinds(h, ids);
 
   it("reads a tracker's unlabelled issues by its labelled ones, and nothing of other trackers or platforms", async () => {
     const labelledIds = await storeSources(
