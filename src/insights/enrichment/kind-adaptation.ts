@@ -162,10 +162,12 @@ async function writeKinds(pool: pg.Pool, rows: TrackerRow[], readings: TrackerKi
     return same ? [] : [{ id: row.id, kind, confidence }];
   });
   if (writes.length === 0) return 0;
+  // The rows are locked in id order first, as every other writer of them locks them (service.ts, lockForUnits).
   const { rowCount } = await pool.query(
-    `UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
-     FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence)
-     WHERE c.id = u.id AND c.enriched_at IS NOT NULL`,
+    `WITH locked AS (SELECT id FROM content_store WHERE id = ANY($1::uuid[]) AND enriched_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE)
+     UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
+     FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence) JOIN locked l ON l.id = u.id
+     WHERE c.id = u.id`,
     [writes.map((w) => w.id), writes.map((w) => w.kind), writes.map((w) => w.confidence)],
   );
   return rowCount ?? 0;
