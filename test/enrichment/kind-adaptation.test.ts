@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedder } from "../../src/insights/embed/provider.js";
 import {
@@ -9,7 +10,12 @@ import {
   readTrackerKinds,
 } from "../../src/insights/enrichment/feedback-kind/adapt.js";
 import { classifySource, kindModel } from "../../src/insights/enrichment/feedback-kind/model.js";
-import { adaptTrackerKinds, KIND_ADAPT_DELAY_MS, queueTrackerKinds } from "../../src/insights/enrichment/kind-adaptation.js";
+import {
+  adaptTrackerKinds,
+  KIND_ADAPT_DELAY_MS,
+  queueTrackerKinds,
+  redisTrackerMemory,
+} from "../../src/insights/enrichment/kind-adaptation.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { jobIds } from "../../src/jobs/ids.js";
 import { kindAdaptationProcessor } from "../../workers/enrichment.js";
@@ -140,12 +146,13 @@ describe("enrichment.kinds.v1", () => {
 
     // Run again: nothing left to change, whatever the page size.
     const tracker = { entityId: tenant.entityId, platform: "github", repository: "acme/editor" };
-    expect(await adaptTrackerKinds(h.deps.pool, tracker)).toEqual({ labelled: 40, adapted: true, read: 4, changed: 0 });
+    expect(await adaptTrackerKinds(h.deps.pool, tracker)).toEqual({ labelled: 40, adapted: true, read: 4, changed: 0, whole: true });
     expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, { maxRows: 1000, pageRows: 3 })).toEqual({
       labelled: 40,
       adapted: true,
       read: 4,
       changed: 0,
+      whole: true,
     });
     // Only the newest sources are read again: here the fresh issues, stored after the labelled ones, the first oldest.
     for (const [i, id] of freshIds.entries()) {
@@ -157,6 +164,7 @@ describe("enrichment.kinds.v1", () => {
       adapted: true,
       read: 3,
       changed: 2,
+      whole: true,
     });
     expect((await stored(freshIds)).map((k) => k[0])).toEqual(["bug_report", "question", "bug_report", "feature_request"]);
   });
@@ -171,8 +179,49 @@ describe("enrichment.kinds.v1", () => {
     await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
     const before = await stored(ids);
     const result = await adaptTrackerKinds(h.deps.pool, { entityId: tenant.entityId, platform: "github", repository: "acme/small" });
-    expect(result).toEqual({ labelled: 0, adapted: false, read: 0, changed: 0 });
+    expect(result).toEqual({ labelled: 0, adapted: false, read: 0, changed: 0, whole: false });
     expect(await stored(ids)).toEqual(before);
+  });
+
+  it("with a memory, reads again only the rows enriched since its last run while the labelled ones stay the same", async () => {
+    const tracker = { entityId: tenant.entityId, platform: "github", repository: "acme/remembered" };
+    const memory = redisTrackerMemory(h.deps.redis, `kinds-test-${randomUUID()}`);
+    const store = async (texts: { title: string; content: string; labels?: string[] }[]) => {
+      const ids = await storeSources(
+        h,
+        tenant,
+        texts.map(({ labels, ...text }) => ({
+          platform: "github",
+          ...text,
+          metadata: { repository: tracker.repository, labels: labels ?? [] },
+        })),
+      );
+      await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+      await queueTrackerKinds({ ...h.deps, memory }, ids);
+      return ids;
+    };
+    const LABEL = { question: "question", bug_report: "bug", feature_request: "enhancement" };
+    await store(labelled.map(({ kind, title, content }) => ({ title, content: `${content} (remembered)`, labels: [LABEL[kind]] })));
+    const first = await store([usageProblem(201)]);
+    // No fingerprint yet: the tracker's newest sources are read.
+    expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, undefined, memory)).toMatchObject({ whole: true, read: 1 });
+    expect((await stored(first))[0]![0]).toBe("question");
+    // Nothing enriched since: nothing read.
+    expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, undefined, memory)).toMatchObject({ whole: false, read: 0 });
+    // New rows: only they are read.
+    const later = await store([usageProblem(202), crash(203)]);
+    expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, undefined, memory)).toMatchObject({
+      whole: false,
+      read: 2,
+    });
+    expect((await stored(later)).map((k) => k[0])).toEqual(["question", "bug_report"]);
+    // A new labelled source changes what is learnt: the tracker is read whole again.
+    await store([{ ...crash(204), labels: ["bug"] }]);
+    expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, undefined, memory)).toMatchObject({
+      whole: true,
+      labelled: 41,
+      read: 3,
+    });
   });
 
   it("is queued once per tracker and window for the enriched rows that name a repository or carry labels", async () => {
@@ -184,8 +233,9 @@ describe("enrichment.kinds.v1", () => {
     ]);
     await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
     const now = Date.UTC(2026, 10, 27, 12, 0, 10);
-    expect(await queueTrackerKinds(h.deps, ids, now)).toBe(2);
-    expect(await queueTrackerKinds(h.deps, ids, now + 20_000)).toBe(2);
+    const memory = redisTrackerMemory(h.deps.redis, `kinds-test-${randomUUID()}`);
+    expect(await queueTrackerKinds({ ...h.deps, memory }, ids, now)).toBe(2);
+    expect(await queueTrackerKinds({ ...h.deps, memory }, ids, now + 20_000)).toBe(2);
     const window = Math.floor(now / 60_000);
     const queue = h.deps.queues.get("enrichment");
     const trackers = [
@@ -199,8 +249,12 @@ describe("enrichment.kinds.v1", () => {
       expect(job?.opts.delay).toBe(KIND_ADAPT_DELAY_MS);
     }
     const queued = (await queue.getJobs(["delayed"])).filter(
-      (j) => j.name === "enrichment.kinds.v1" && j.data.entityId === tenant.entityId,
+      (j) => j.name === "enrichment.kinds.v1" && j.data.entityId === tenant.entityId && j.data.repository !== "acme/remembered",
     );
     expect(queued).toHaveLength(2);
+    // Each tracker's rows wait in its memory for the run.
+    expect((await memory.takePending(trackers[0]!, 100)).sort()).toEqual(ids.slice(0, 2).sort());
+    expect(await memory.takePending(trackers[1]!, 100)).toEqual([ids[2]]);
+    expect(await memory.takePending(trackers[0]!, 100)).toEqual([]);
   });
 });

@@ -19,7 +19,7 @@ export interface AnalysisPool {
   analyse: Analyser;
   /**
    * A tracker's adaptation and its issues read with it (kind-adaptation.ts): on a thread, or inline with no
-   * threads, where the adaptation holds the event loop for its length (about a second for 2,000 labelled issues).
+   * threads, where the adaptation holds the event loop for its length (1–2 s for 1,000 labelled issues).
    */
   kinds: KindThreads;
   /** Chunks analysed on a thread and inline so far. */

@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto";
 import type pg from "pg";
 import { jobIds } from "../../jobs/ids.js";
 import type { JobPayload, Queues } from "../../platform/queues.js";
+import type { Redis } from "../../platform/redis.js";
 import {
   adaptTrackerModel,
   type KindOverlay,
@@ -20,13 +22,14 @@ import { EMBED_TEXT_CHARS, storedConfidence } from "./service.js";
  * (`MIN_LABELLED`, of two kinds at least), the shared model is adapted to them and every unlabelled source of the
  * tracker gets the adapted model's kind and probability; labelled sources keep their labels' kind. The job
  * (`enrichment.kinds.v1`) is queued by enrichment, re-analysis and evidence capture for the trackers of the rows
- * they wrote, at most about once a minute per tracker (`queueTrackerKinds`), so new issues are read the tracker's
- * way shortly after they are enriched (by the shared model meanwhile), and a tracker's reading follows its labels.
+ * they wrote, 30 s after the chunk that queues it, one queue entry per tracker and minute (`queueTrackerKinds`), so
+ * new issues are read the tracker's way shortly after they are enriched (by the shared model meanwhile), and a
+ * tracker's reading follows its labels.
  */
 export type Tracker = JobPayload<"enrichment.kinds.v1">;
 
-/** The newest labelled sources the adaptation learns from (its cost grows with them: about a second for 2,000). */
-export const MAX_LABELLED_ROWS = 2_000;
+/** The newest labelled sources the adaptation learns from (its cost grows with them: 1–2 s of a thread for 1,000). */
+export const MAX_LABELLED_ROWS = 1_000;
 /** The newest labelled sources whose labels are looked at for the ones that name a kind (their ids and labels only). */
 const LABEL_SCAN_ROWS = 20_000;
 /** How much of a tracker is read again: its newest `maxRows` sources (older ones keep their kinds), `pageRows` at a time. */
@@ -46,6 +49,47 @@ export const inlineKindThreads: KindThreads = {
   read: async (overlay, rows) => readTrackerKinds(overlay, rows),
 };
 
+/**
+ * What a tracker's last run left for the next: the fingerprint of the labelled sources it learnt from, and the
+ * sources enriched since (queued by `queueTrackerKinds`). With the same labelled sources the next run reads only
+ * those; when they changed (a label added or removed), it reads the tracker's newest sources again.
+ */
+export interface TrackerMemory {
+  fingerprint: (tracker: Tracker) => Promise<string | null>;
+  setFingerprint: (tracker: Tracker, fingerprint: string) => Promise<void>;
+  addPending: (tracker: Tracker, ids: string[]) => Promise<void>;
+  /** Takes up to `count` pending ids (they are gone from the memory once taken). */
+  takePending: (tracker: Tracker, count: number) => Promise<string[]>;
+  clearPending: (tracker: Tracker) => Promise<void>;
+}
+
+/** How long a tracker's memory lasts without a run: a tracker idle that long is read whole again. */
+const MEMORY_TTL_SECONDS = 7 * 24 * 3600;
+
+/** The tracker memory in Redis: a string and a set per tracker, under `<prefix>:kinds:<hash of the tracker>`. */
+export function redisTrackerMemory(redis: Redis, prefix: string): TrackerMemory {
+  const key = (tracker: Tracker, part: string) =>
+    `${prefix}:kinds:${createHash("sha256")
+      .update(JSON.stringify([tracker.entityId, tracker.platform, tracker.repository]))
+      .digest("hex")
+      .slice(0, 32)}:${part}`;
+  return {
+    fingerprint: (tracker) => redis.get(key(tracker, "fingerprint")),
+    setFingerprint: async (tracker, fingerprint) => {
+      await redis.set(key(tracker, "fingerprint"), fingerprint, "EX", MEMORY_TTL_SECONDS);
+    },
+    addPending: async (tracker, ids) => {
+      if (ids.length === 0) return;
+      await redis.sadd(key(tracker, "pending"), ...ids);
+      await redis.expire(key(tracker, "pending"), MEMORY_TTL_SECONDS);
+    },
+    takePending: async (tracker, count) => (await redis.spop(key(tracker, "pending"), count)) ?? [],
+    clearPending: async (tracker) => {
+      await redis.del(key(tracker, "pending"));
+    },
+  };
+}
+
 export interface KindAdaptationResult {
   /** Labelled sources the adaptation learnt from (0 when there were too few to adapt to). */
   labelled: number;
@@ -53,6 +97,8 @@ export interface KindAdaptationResult {
   /** Unlabelled sources read by the adapted model, and those whose stored kind or confidence changed. */
   read: number;
   changed: number;
+  /** Whether the tracker's newest sources were read (else only those enriched since the last run, or none). */
+  whole: boolean;
 }
 
 interface TrackerRow {
@@ -85,15 +131,19 @@ export async function adaptTrackerKinds(
   tracker: Tracker,
   threads: KindThreads = inlineKindThreads,
   limits: TrackerReadLimits = TRACKER_READ_LIMITS,
+  memory?: TrackerMemory,
 ): Promise<KindAdaptationResult> {
   const params = [tracker.entityId, tracker.platform, tracker.repository];
-  const result: KindAdaptationResult = { labelled: 0, adapted: false, read: 0, changed: 0 };
+  const result: KindAdaptationResult = { labelled: 0, adapted: false, read: 0, changed: 0, whole: false };
   // Most trackers carry no labels: their metadata decides before any text is read.
   const { rows: counted } = await pool.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM content_store WHERE ${OF_TRACKER} AND ${WITH_LABELS}`,
     params,
   );
-  if ((counted[0]?.n ?? 0) < MIN_LABELLED) return result;
+  if ((counted[0]?.n ?? 0) < MIN_LABELLED) {
+    await memory?.clearPending(tracker);
+    return result;
+  }
 
   // Labels that name no kind (`help wanted`) are common: the labels are read first, the texts of the chosen after.
   const { rows: withLabels } = await pool.query<{ id: string; labels: unknown }>(
@@ -106,6 +156,14 @@ export async function adaptTrackerKinds(
     const kind = kindFromLabels(labelNames(row.labels));
     if (kind !== null && kindOf.size < MAX_LABELLED_ROWS) kindOf.set(row.id, kind);
   }
+  const fingerprint = createHash("sha256")
+    .update([...kindOf].map(([id, kind]) => `${id}:${kind}`).join("\n"))
+    .digest("hex");
+  // Taken before the read, so ids queued meanwhile wait for the next run rather than being lost.
+  const whole = memory === undefined || (await memory.fingerprint(tracker)) !== fingerprint;
+  const pending = memory ? await memory.takePending(tracker, limits.maxRows) : [];
+  if (!whole && pending.length === 0) return result;
+
   const { rows: texts } = await pool.query<{ id: string; title: string; content: string }>(
     `SELECT id, title, left(content, ${EMBED_TEXT_CHARS}) AS content FROM content_store WHERE id = ANY($1::uuid[])`,
     [[...kindOf.keys()]],
@@ -119,25 +177,41 @@ export async function adaptTrackerKinds(
   if (overlay === null) return result;
   result.labelled = labelled.length;
   result.adapted = true;
+  result.whole = whole;
 
-  // The newest sources, a page at a time: those whose labels name no kind are read with the adaptation.
-  let after = null as { createdAt: Date; id: string } | null;
-  for (let scanned = 0; scanned < limits.maxRows; ) {
-    const { rows: page }: { rows: TrackerRow[] } = await pool.query<TrackerRow>(
-      `SELECT ${COLUMNS} FROM content_store WHERE ${OF_TRACKER}
-         AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
-       ORDER BY created_at DESC, id DESC LIMIT $6::int`,
-      [...params, after?.createdAt ?? null, after?.id ?? null, Math.min(limits.pageRows, limits.maxRows - scanned)],
-    );
-    if (page.length === 0) break;
-    scanned += page.length;
-    after = page.at(-1)!;
+  const readPage = async (page: TrackerRow[]) => {
     const unlabelled = page.filter((row) => kindFromLabels(labelNames(row.labels)) === null);
-    if (unlabelled.length === 0) continue;
+    if (unlabelled.length === 0) return;
     const readings = await threads.read(overlay, unlabelled);
     result.read += readings.length;
     result.changed += await writeKinds(pool, unlabelled, readings);
-    if (page.length < limits.pageRows) break;
+  };
+  if (whole) {
+    // The newest sources, a page at a time.
+    let after = null as { createdAt: Date; id: string } | null;
+    for (let scanned = 0; scanned < limits.maxRows; ) {
+      const { rows: page }: { rows: TrackerRow[] } = await pool.query<TrackerRow>(
+        `SELECT ${COLUMNS} FROM content_store WHERE ${OF_TRACKER}
+           AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
+         ORDER BY created_at DESC, id DESC LIMIT $6::int`,
+        [...params, after?.createdAt ?? null, after?.id ?? null, Math.min(limits.pageRows, limits.maxRows - scanned)],
+      );
+      if (page.length === 0) break;
+      scanned += page.length;
+      after = page.at(-1)!;
+      await readPage(page);
+      if (page.length < limits.pageRows) break;
+    }
+    await memory?.setFingerprint(tracker, fingerprint);
+  } else {
+    // The sources enriched since the last run, still of this tracker.
+    for (let i = 0; i < pending.length; i += limits.pageRows) {
+      const { rows: page } = await pool.query<TrackerRow>(
+        `SELECT ${COLUMNS} FROM content_store WHERE ${OF_TRACKER} AND id = ANY($4::uuid[])`,
+        [...params, pending.slice(i, i + limits.pageRows)],
+      );
+      await readPage(page);
+    }
   }
   return result;
 }
@@ -191,33 +265,41 @@ export const KIND_ADAPT_WINDOW_MS = 60_000;
 export const KIND_ADAPT_DELAY_MS = 30_000;
 
 /**
- * The trackers of stored sources that may be read their tracker's way: sources that name a repository or carry
- * labels. Sources of other platforms (reviews, posts) name neither and queue nothing.
+ * The trackers of stored sources that may be read their tracker's way (sources that name a repository or carry
+ * labels), each with those of the sources that belong to it. Sources of other platforms (reviews, posts) name
+ * neither and belong to none.
  */
-export async function trackersOf(pool: pg.Pool, contentIds: string[]): Promise<Tracker[]> {
-  const { rows } = await pool.query<Tracker>(
-    `SELECT DISTINCT entity_id AS "entityId", platform, metadata->>'repository' AS repository FROM content_store
+export async function trackersOf(pool: pg.Pool, contentIds: string[]): Promise<{ tracker: Tracker; ids: string[] }[]> {
+  const { rows } = await pool.query<Tracker & { ids: string[] }>(
+    `SELECT entity_id AS "entityId", platform, metadata->>'repository' AS repository, array_agg(id) AS ids FROM content_store
      WHERE id = ANY($1::uuid[]) AND kind = 'source' AND enriched_at IS NOT NULL
-       AND (metadata ? 'repository' OR jsonb_typeof(metadata->'labels') = 'array')`,
+       AND (metadata ? 'repository' OR jsonb_typeof(metadata->'labels') = 'array')
+     GROUP BY 1, 2, 3`,
     [contentIds],
   );
   // A repository name the job's payload cannot carry (metadata is the client's) is no tracker.
-  return rows.filter((t) => t.repository === null || (t.repository.length >= 1 && t.repository.length <= 300));
+  return rows
+    .filter((t) => t.repository === null || (t.repository.length >= 1 && t.repository.length <= 300))
+    .map(({ ids, ...tracker }) => ({ tracker, ids }));
 }
 
-/** Queues the kind adaptation of the trackers of rows just enriched or re-analysed. */
+/**
+ * Queues the kind adaptation of the trackers of rows just enriched or re-analysed, and notes the rows in each
+ * tracker's memory for that run to read.
+ */
 export async function queueTrackerKinds(
-  deps: { pool: pg.Pool; queues: Pick<Queues, "enqueue"> },
+  deps: { pool: pg.Pool; queues: Pick<Queues, "enqueue">; memory: TrackerMemory },
   contentIds: string[],
   now = Date.now(),
 ): Promise<number> {
-  const trackers = await trackersOf(deps.pool, contentIds);
+  const found = await trackersOf(deps.pool, contentIds);
   const window = Math.floor(now / KIND_ADAPT_WINDOW_MS);
-  for (const tracker of trackers) {
+  for (const { tracker, ids } of found) {
+    await deps.memory.addPending(tracker, ids);
     await deps.queues.enqueue("enrichment.kinds.v1", tracker, {
       jobId: jobIds.kindAdaptation(tracker, window),
       delay: KIND_ADAPT_DELAY_MS,
     });
   }
-  return trackers.length;
+  return found.length;
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { kindFeatures } from "./features.js";
 import type { LabelKind } from "./labels.js";
 import { classifySource, type KindModel, kindModel, type SourceClass } from "./model.js";
@@ -50,6 +51,8 @@ export function canAdapt(labelled: readonly Pick<LabelledText, "kind">[]): boole
 
 /** What adaptation changes of the shared model: the class biases, and the weights of the features it learnt from. */
 export interface KindOverlay {
+  /** Names this adaptation, so a thread that reads page after page with it builds its model once. */
+  id: string;
   bias: number[];
   weights: Record<string, number[]>;
 }
@@ -127,7 +130,7 @@ export function adaptOverlay(base: KindModel, labelled: readonly LabelledText[],
   names.forEach((name, j) => {
     weights[name] = Array.from(W.subarray(j * K, j * K + K));
   });
-  return { bias: Array.from(b), weights };
+  return { id: randomUUID(), bias: Array.from(b), weights };
 }
 
 function softmaxInPlace(z: Float64Array): void {
@@ -169,13 +172,17 @@ export function adaptTrackerModel(labelled: readonly LabelledText[], base: KindM
   return canAdapt(labelled) ? adaptOverlay(base, labelled) : null;
 }
 
+/** The model of the adaptation read last (its weights folded once: classifySource's tables are per model). */
+let lastRead: { id: string; base: KindModel; model: KindModel } | undefined;
+
 /** Issues read by the shared model with a tracker's adaptation, in order. CPU-bound: an analysis thread's task. */
 export function readTrackerKinds(
   overlay: KindOverlay,
   rows: readonly { title: string; content: string }[],
   base: KindModel = kindModel(),
 ): TrackerKindReading[] {
-  const model = withOverlay(base, overlay);
+  if (lastRead?.id !== overlay.id || lastRead.base !== base) lastRead = { id: overlay.id, base, model: withOverlay(base, overlay) };
+  const model = lastRead.model;
   return rows.map((row) => {
     const guess = classifySource(row.title, row.content, model);
     return { class: guess.kind, confidence: guess.probabilities[guess.kind] };
