@@ -12,6 +12,7 @@ import {
 import { classifySource, kindModel } from "../../src/insights/enrichment/feedback-kind/model.js";
 import {
   adaptTrackerKinds,
+  inlineKindThreads,
   KIND_ADAPT_DELAY_MS,
   queueTrackerKinds,
   redisTrackerMemory,
@@ -222,6 +223,16 @@ describe("enrichment.kinds.v1", () => {
       labelled: 41,
       read: 3,
     });
+    // A run that fails gives its rows back for the retry.
+    const failed = await store([usageProblem(205)]);
+    const failing = {
+      ...inlineKindThreads,
+      read: async () => {
+        throw new Error("analysis thread lost");
+      },
+    };
+    await expect(adaptTrackerKinds(h.deps.pool, tracker, failing, undefined, memory)).rejects.toThrow("analysis thread lost");
+    expect(await memory.takePending(tracker, 100)).toEqual(failed);
   });
 
   it("is queued once per tracker and window for the enriched rows that name a repository or carry labels", async () => {

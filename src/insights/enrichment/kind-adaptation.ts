@@ -164,6 +164,27 @@ export async function adaptTrackerKinds(
   const pending = memory ? await memory.takePending(tracker, limits.maxRows) : [];
   if (!whole && pending.length === 0) return result;
 
+  try {
+    await readTracker(pool, tracker, threads, limits, { kindOf, pending, whole, result });
+    if (whole) await memory?.setFingerprint(tracker, fingerprint);
+  } catch (err) {
+    // A failed run gives its rows back for the retry (a whole read is redone anyway: its fingerprint was not kept).
+    if (memory && pending.length > 0) await memory.addPending(tracker, pending);
+    throw err;
+  }
+  return result;
+}
+
+/** The adaptation to the labelled sources, then the tracker's rows read with it: its newest, or the pending ones. */
+async function readTracker(
+  pool: pg.Pool,
+  tracker: Tracker,
+  threads: KindThreads,
+  limits: TrackerReadLimits,
+  run: { kindOf: Map<string, LabelKind>; pending: string[]; whole: boolean; result: KindAdaptationResult },
+): Promise<void> {
+  const { kindOf, pending, whole, result } = run;
+  const params = [tracker.entityId, tracker.platform, tracker.repository];
   const { rows: texts } = await pool.query<{ id: string; title: string; content: string }>(
     `SELECT id, title, left(content, ${EMBED_TEXT_CHARS}) AS content FROM content_store WHERE id = ANY($1::uuid[])`,
     [[...kindOf.keys()]],
@@ -174,7 +195,7 @@ export async function adaptTrackerKinds(
     return text ? [{ title: text.title, content: text.content, kind }] : [];
   });
   const overlay = await threads.adapt(labelled);
-  if (overlay === null) return result;
+  if (overlay === null) return;
   result.labelled = labelled.length;
   result.adapted = true;
   result.whole = whole;
@@ -202,7 +223,6 @@ export async function adaptTrackerKinds(
       await readPage(page);
       if (page.length < limits.pageRows) break;
     }
-    await memory?.setFingerprint(tracker, fingerprint);
   } else {
     // The sources enriched since the last run, still of this tracker.
     for (let i = 0; i < pending.length; i += limits.pageRows) {
@@ -213,7 +233,6 @@ export async function adaptTrackerKinds(
       await readPage(page);
     }
   }
-  return result;
 }
 
 /** Stores the kinds that changed. "Other" is praise, a complaint or other by the source's units, as enrichment decides it. */
