@@ -122,10 +122,11 @@ describe("enrichment.kinds.v1", () => {
       tenant,
       fresh.map((text) => ({ platform: "github", ...text, metadata: { ...TRACKER, labels: [{ name: "needs triage" }] } })),
     );
-    // The same texts in another repository (no labels) and on another platform.
+    // The same texts in another repository (no labels), on another platform, and as a pull request of the tracker.
     const otherIds = await storeSources(h, tenant, [
       { platform: "github", ...fresh[0]!, content: `${fresh[0]!.content} `, metadata: { repository: "acme/other" } },
       { platform: "reddit", ...fresh[1]!, content: `${fresh[1]!.content} ` },
+      { platform: "github", ...fresh[1]!, content: `${fresh[1]!.content}  `, metadata: { ...TRACKER, pull_request: true, labels: [] } },
     ]);
     const embedder = createEmbedder(h.deps.config);
     await enrichContent(h.deps.pool, embedder, [...labelledIds, ...freshIds, ...otherIds]);
@@ -141,7 +142,7 @@ describe("enrichment.kinds.v1", () => {
     }, 20_000);
     expect(adapted.map((k) => k[0])).toEqual(["question", "question", "bug_report", "feature_request"]);
     for (const [, confidence] of adapted) expect(confidence).toBeGreaterThan(0.5);
-    // The labelled issues keep their labels' kinds; the other repository and platform keep the shared model's.
+    // The labelled issues keep their labels' kinds; the other repository, platform and the pull request keep the shared model's.
     expect((await stored(labelledIds)).every(([, c]) => c === 1)).toBe(true);
     expect(await stored(otherIds)).toEqual(sharedOther);
 

@@ -118,9 +118,12 @@ const STORED: Record<"bug" | "feature" | "question", FeedbackKind> = {
 };
 const OTHER_KINDS = new Set<FeedbackKind | null>(["praise", "complaint", "other"]);
 
-/** One tracker's enriched sources ($1 entity, $2 platform, $3 repository). */
+/**
+ * One tracker's enriched sources ($1 entity, $2 platform, $3 repository). Pull requests are not: a `bug` label on
+ * one marks a fix, not a report, and a change is no feedback to read.
+ */
 const OF_TRACKER = `entity_id = $1::uuid AND platform = $2 AND kind = 'source' AND enriched_at IS NOT NULL
-  AND (metadata->>'repository') IS NOT DISTINCT FROM $3::text`;
+  AND (metadata->>'repository') IS NOT DISTINCT FROM $3::text AND (metadata->>'pull_request') IS DISTINCT FROM 'true'`;
 const WITH_LABELS = `jsonb_typeof(metadata->'labels') = 'array' AND jsonb_array_length(metadata->'labels') > 0`;
 /** What is read of a source: its title and the start of its text (as its embedding reads it). */
 const COLUMNS = `id, title, left(content, ${EMBED_TEXT_CHARS}) AS content, metadata->'labels' AS labels, created_at AS "createdAt",
