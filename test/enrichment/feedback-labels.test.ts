@@ -14,12 +14,20 @@ import { createHarness, type Harness } from "../helpers/harness.js";
 describe("kinds named by tracker labels", () => {
   it("reads the spellings trackers use, with their namespaces, case, punctuation and emoji", () => {
     const read = (names: string[]) => names.map(kindOfLabel);
-    expect(read(["bug", "Bug", "type: bug", "kind/bug", "C-bug", "Type: Bug 🐛", "Issue-Bug", "regression", "confirmed bug"])).toEqual(
-      Array(9).fill("bug_report"),
-    );
-    expect(read(["enhancement", "Feature Request", "type:feature", "kind/feature", "C-feature-request", "✨ new feature"])).toEqual(
-      Array(6).fill("feature_request"),
-    );
+    expect(
+      read(["bug", "Bug", "type: bug", "kind/bug", "C-bug", "Type: Bug 🐛", "Issue-Bug", "regression", "confirmed bug", ":bug: bug"]),
+    ).toEqual(Array(10).fill("bug_report"));
+    expect(
+      read([
+        "enhancement",
+        "Feature Request",
+        "type:feature",
+        "kind/feature",
+        "C-feature-request",
+        "✨ new feature",
+        ":sparkles: enhancement",
+      ]),
+    ).toEqual(Array(7).fill("feature_request"));
     expect(read(["question", "Questions and Help", "Questions & Help", "kind/support", "usage question", "❓ question"])).toEqual(
       Array(6).fill("question"),
     );

@@ -42,10 +42,14 @@ const NAMED = new Map<string, LabelKind>([
   ),
 ]);
 
-/** A label's name in the form NAMED keys it by: lower case, letters and digits, single spaces; emoji and punctuation dropped. */
+/**
+ * A label's name in the form NAMED keys it by: lower case, letters and digits, single spaces; emoji, GitHub's
+ * emoji shortcodes (`:bug:`, `:sparkles:`) and punctuation dropped.
+ */
 function normalise(name: string): string {
   return name
     .toLowerCase()
+    .replace(/:[a-z0-9_+-]+:/g, " ")
     .replace(/[^\p{L}\p{N}&]+/gu, " ")
     .replace(/&/g, " and ")
     .trim()
