@@ -11,7 +11,7 @@ import {
   readTrackerKinds,
   type TrackerKindReading,
 } from "./feedback-kind/adapt.js";
-import { byPolarity, type FeedbackKind } from "./feedback-kind/index.js";
+import { byPolarity, type FeedbackKind, KIND_OF_CLASS } from "./feedback-kind/index.js";
 import { kindFromLabels, type LabelKind, labelNames } from "./feedback-kind/labels.js";
 import { EMBED_TEXT_CHARS, storedConfidence } from "./service.js";
 
@@ -111,11 +111,6 @@ interface TrackerRow {
   confidence: number | null;
 }
 
-const STORED: Record<"bug" | "feature" | "question", FeedbackKind> = {
-  bug: "bug_report",
-  feature: "feature_request",
-  question: "question",
-};
 const OTHER_KINDS = new Set<FeedbackKind | null>(["praise", "complaint", "other"]);
 
 /**
@@ -168,7 +163,7 @@ export async function adaptTrackerKinds(
   if (!whole && pending.length === 0) return result;
 
   try {
-    await readTracker(pool, tracker, threads, limits, { kindOf, pending, whole, result });
+    await readTracker(pool, params, threads, limits, { kindOf, pending, whole, result });
     if (whole) await memory?.setFingerprint(tracker, fingerprint);
   } catch (err) {
     // A failed run gives its rows back for the retry (a whole read is redone anyway: its fingerprint was not kept).
@@ -178,16 +173,18 @@ export async function adaptTrackerKinds(
   return result;
 }
 
-/** The adaptation to the labelled sources, then the tracker's rows read with it: its newest, or the pending ones. */
+/**
+ * The adaptation to the labelled sources, then the tracker's rows read with it: its newest, or the pending ones.
+ * `params` are OF_TRACKER's ($1 entity, $2 platform, $3 repository).
+ */
 async function readTracker(
   pool: pg.Pool,
-  tracker: Tracker,
+  params: (string | null)[],
   threads: KindThreads,
   limits: TrackerReadLimits,
   run: { kindOf: Map<string, LabelKind>; pending: string[]; whole: boolean; result: KindAdaptationResult },
 ): Promise<void> {
   const { kindOf, pending, whole, result } = run;
-  const params = [tracker.entityId, tracker.platform, tracker.repository];
   const { rows: texts } = await pool.query<{ id: string; title: string; content: string }>(
     `SELECT id, title, left(content, ${EMBED_TEXT_CHARS}) AS content FROM content_store WHERE id = ANY($1::uuid[])`,
     [[...kindOf.keys()]],
@@ -252,7 +249,7 @@ async function writeKinds(pool: pg.Pool, rows: TrackerRow[], readings: TrackerKi
         ? OTHER_KINDS.has(row.feedbackKind)
           ? row.feedbackKind!
           : (polarityOf.get(row.id) ?? "other")
-        : STORED[reading.class];
+        : KIND_OF_CLASS[reading.class];
     const confidence = storedConfidence(reading.confidence);
     const same = kind === row.feedbackKind && row.confidence !== null && Math.abs(row.confidence - confidence) < 5e-5;
     return same ? [] : [{ id: row.id, kind, confidence }];

@@ -1,6 +1,6 @@
 import type { OpinionSpan } from "../opinions.js";
 import { kindFromLabels } from "./labels.js";
-import { classifySource } from "./model.js";
+import { classifySource, type SourceClass } from "./model.js";
 
 /**
  * The kind of feedback an original is, stored on its row (`content_store.feedback_kind`): what the
@@ -20,20 +20,23 @@ export interface FeedbackKindReading {
   confidence: number;
 }
 
+/** The stored kind of each model class but "other" (whose kind the units' polarity decides: `byPolarity`). */
+export const KIND_OF_CLASS: Record<Exclude<SourceClass, "other">, FeedbackKind> = {
+  bug: "bug_report",
+  feature: "feature_request",
+  question: "question",
+};
+
 export function feedbackKind(
   title: string,
   content: string,
   units: Pick<OpinionSpan, "label" | "sentiment" | "kind">[],
   labels: readonly string[] = [],
 ): FeedbackKindReading {
-  const labelled = labels.length > 0 ? kindFromLabels(labels) : null;
+  const labelled = kindFromLabels(labels);
   if (labelled !== null) return { kind: labelled, confidence: 1 };
   const { kind: guessed, probabilities } = classifySource(title, content);
-  const confidence = probabilities[guessed];
-  if (guessed === "bug") return { kind: "bug_report", confidence };
-  if (guessed === "feature") return { kind: "feature_request", confidence };
-  if (guessed === "question") return { kind: "question", confidence };
-  return { kind: byPolarity(units), confidence };
+  return { kind: guessed === "other" ? byPolarity(units) : KIND_OF_CLASS[guessed], confidence: probabilities[guessed] };
 }
 
 /** Other feedback: praise or a complaint by the net polarity of its judged units, else other. */
