@@ -60,8 +60,12 @@ describe("workflow runs wait on their children without a worker slot", { timeout
     const firstChild = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: firstRow.collectionJobId as string } });
     expect(firstChild.status).toBe("running");
     expect(secondChild).not.toBe(firstChild.id);
-    // Nothing holds the workflow-run queue's only slot.
-    expect(await h.deps.queues.get("workflow-run").getActiveCount()).toBe(0);
+    // Nothing holds the workflow-run queue's only slot once the second run's step has handed over to
+    // its child (the step records the child's id a moment before it returns).
+    const queue = h.deps.queues.get("workflow-run");
+    await until(async () => ((await queue.getActiveCount()) === 0 ? true : undefined), 5_000);
+    expect(await queue.getActiveCount()).toBe(0);
+    expect((await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: firstChild.id } })).status).toBe("running");
 
     upstream.open();
     for (const run of [first, second]) {
