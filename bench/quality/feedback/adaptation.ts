@@ -15,9 +15,14 @@ import { readHeldOut } from "./out-of-fold.js";
  *
  * The shared model of the dev rows is, for each repository, the one trained without its repository group
  * (out-of-fold.ts), since the committed model saw every dev issue; the test rows use the committed model.
+ *
+ * A third row is the supervised baseline of one tracker: the same features and logistic regression trained
+ * on the repository's labelled half alone, from zero weights (the adaptation's settings, so its L2 pulls
+ * towards zero), nothing shared. It tells how far a tracker's own labels carry a model of this kind.
  */
 const CLASSES: readonly SourceClass[] = ["bug", "feature", "question", "other"];
 const GOLD: readonly SourceClass[] = ["bug", "feature", "question"];
+const f3 = (x: number) => x.toFixed(3);
 const KIND_OF: Record<string, LabelKind> = { bug: "bug_report", feature: "feature_request", question: "question" };
 
 /** Whether an issue's label is given to the adaptation (about half of each repository's issues). */
@@ -32,15 +37,22 @@ export interface AdaptationRow {
   f1: Record<"bug" | "feature" | "question", number>;
 }
 
-export function adaptationFigures(issues: Map<Split, GoldIssue[]>): { rows: AdaptationRow[]; adapted: string[] } {
+/** The shared model's classes and features with every weight and bias zero: what training from scratch starts from. */
+function untrained(base: KindModel): KindModel {
+  return { ...base, bias: base.bias.map(() => 0), weights: {} };
+}
+
+export function adaptationFigures(issues: Map<Split, GoldIssue[]>): { rows: AdaptationRow[]; adapted: string[]; perRepository: string[] } {
   const heldOut = issues.has("dev") ? readHeldOut() : undefined;
   const rows: AdaptationRow[] = [];
   const adapted: string[] = [];
+  const perRepository: string[] = [];
   for (const [split, items] of issues) {
     const baseOf = (issue: GoldIssue): KindModel => (split === "test" ? kindModel() : (heldOut?.reads.get(issue.id)?.model ?? kindModel()));
     const gold: SourceClass[] = [];
     const shared: SourceClass[] = [];
     const tuned: SourceClass[] = [];
+    const alone: SourceClass[] = [];
     for (const repo of [...new Set(items.map((i) => i.repo))].sort()) {
       const ofRepo = items.filter((i) => i.repo === repo);
       const labelled: LabelledText[] = ofRepo
@@ -49,16 +61,24 @@ export function adaptationFigures(issues: Map<Split, GoldIssue[]>): { rows: Adap
       const scored = ofRepo.filter((i) => !labelledHalf(i.id));
       const base = baseOf(ofRepo[0]!);
       const model = canAdapt(labelled) ? adaptModel(base, labelled, ADAPT_SETTINGS) : base;
+      const own = canAdapt(labelled) ? adaptModel(untrained(base), labelled, ADAPT_SETTINGS) : base;
       if (model !== base) adapted.push(`${repo} (${labelled.length} labelled)`);
+      const from = gold.length;
       for (const issue of scored) {
         gold.push(issue.label as SourceClass);
         shared.push(classifySource(issue.title, issue.body, base).kind);
         tuned.push(classifySource(issue.title, issue.body, model).kind);
+        alone.push(classifySource(issue.title, issue.body, own).kind);
       }
+      // Macro-F1 over the kinds the repository's scored half has (Rust and qTox have no questions).
+      const present = GOLD.filter((k) => gold.slice(from).includes(k));
+      const of = (predicted: SourceClass[]) => f3(score(CLASSES, gold.slice(from), predicted.slice(from), present).macroF1);
+      perRepository.push(`${repo} ${of(shared)} / ${of(tuned)} / ${of(alone)}`);
     }
     for (const [system, predicted] of [
       ["shared model (as above)", shared],
       ["adapted to each repository", tuned],
+      ["its own labels only", alone],
     ] as const) {
       const s = score(CLASSES, gold, predicted, GOLD);
       rows.push({
@@ -71,5 +91,5 @@ export function adaptationFigures(issues: Map<Split, GoldIssue[]>): { rows: Adap
       });
     }
   }
-  return { rows, adapted };
+  return { rows, adapted, perRepository };
 }

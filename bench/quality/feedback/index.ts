@@ -128,7 +128,7 @@ function issueSection(issues: Map<Split, GoldIssue[]>) {
   log(`   repositories: ${repos.join(", ")}`);
   log();
   log("   The unlabelled half of each repository's issues, once the tracker's other half is labelled (adaptation.ts):");
-  const { rows, adapted } = adaptationFigures(issues);
+  const { rows, adapted, perRepository } = adaptationFigures(issues);
   for (const r of rows) {
     log(
       `   ${r.system.padEnd(30)}${r.split.padEnd(7)}${String(r.n).padStart(6)}  ${f3(r.macroF1).padEnd(10)}${f3(r.accuracy).padEnd(10)}` +
@@ -136,6 +136,7 @@ function issueSection(issues: Map<Split, GoldIssue[]>) {
     );
   }
   log(`   adapted to: ${adapted.join(", ")}`);
+  log(`   macro-F1 per repository (shared / adapted / own labels only): ${perRepository.join("; ")}`);
   return out;
 }
 
