@@ -104,6 +104,14 @@ describe("enrichment with stored labels", () => {
       { platform: "github", ...WISH, content: `${WISH.content}   `, metadata: { labels: ["help wanted"] } },
       { platform: "github", ...WISH, content: `${WISH.content}    `, metadata: { labels: "bug" } },
       { platform: "github", ...WISH, content: `${WISH.content}     ` },
+      // A pull request labelled `bug` is a fix: its labels name no kind of it.
+      {
+        platform: "github",
+        ...WISH,
+        content: `${WISH.content}      `,
+        metadata: { repository: "acme/sdk", pull_request: true, labels: ["bug"] },
+      },
+      { platform: "github", ...WISH, content: `${WISH.content}       `, metadata: { pull_request: false, labels: ["bug"] } },
     ]);
     await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
     const stored = await kinds(ids);
@@ -111,22 +119,24 @@ describe("enrichment with stored labels", () => {
       ["bug_report", 1],
       ["question", 1],
     ]);
-    // Two kinds named, none named, labels that are not a list, no labels: the model's reading and its probability.
-    expect(stored.slice(2)).toEqual([2, 3, 4, 5].map((spaces) => modelReading(`${WISH.content}${" ".repeat(spaces)}`)));
+    // Two kinds named, none named, labels that are not a list, no labels, a pull request: the model's reading and its probability.
+    expect(stored.slice(2, 7)).toEqual([2, 3, 4, 5, 6].map((spaces) => modelReading(`${WISH.content}${" ".repeat(spaces)}`)));
+    expect(stored[7]).toEqual(["bug_report", 1]);
   });
 
   it("keeps the labels' kind when the rows are analysed again", async () => {
     const ids = await storeSources(h, tenant, [
       { platform: "github", ...WISH, content: `${WISH.content} again`, metadata: { labels: ["kind/bug"] } },
       { platform: "github", ...WISH, content: `${WISH.content} once more` },
+      { platform: "github", ...WISH, content: `${WISH.content} as a fix`, metadata: { pull_request: true, labels: ["kind/bug"] } },
     ]);
     await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
     await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ANY(${ids}::uuid[])`;
     await h.deps.db
       .$executeRaw`UPDATE content_store SET feedback_kind = NULL, feedback_kind_confidence = NULL WHERE id = ANY(${ids}::uuid[])`;
     const result = await reanalyseContent(h.deps.pool, ids);
-    expect(result.reanalysed).toBe(2);
+    expect(result.reanalysed).toBe(3);
     const stored = await kinds(ids);
-    expect(stored).toEqual([["bug_report", 1], modelReading(`${WISH.content} once more`)]);
+    expect(stored).toEqual([["bug_report", 1], modelReading(`${WISH.content} once more`), modelReading(`${WISH.content} as a fix`)]);
   });
 });

@@ -9,7 +9,7 @@ import {
   analysisInput,
   ENRICH_CHUNK,
   insertUnits,
-  LABELS_COLUMN,
+  labelsColumn,
   lockForUnits,
   STATEMENT_TIMEOUT_MS,
   storedConfidence,
@@ -71,7 +71,7 @@ export async function reanalyseContent(
   for (let i = 0; i < ids.length; i += chunkRows) {
     const chunk = ids.slice(i, i + chunkRows);
     const { rows } = await pool.query<StoredRow>(
-      `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, c.enriched_at IS NOT NULL AS enriched, c.${LABELS_COLUMN},
+      `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, c.enriched_at IS NOT NULL AS enriched, ${labelsColumn("c.")},
          u.units, u.older AS "olderUnits"
        FROM content_store c
          CROSS JOIN LATERAL (SELECT count(*)::int AS units, count(*) FILTER (WHERE o.analyser_version < $2)::int AS older

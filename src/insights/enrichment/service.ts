@@ -159,8 +159,14 @@ export function analysisInput(row: { title: string; content: string; labels: unk
   return labels.length > 0 ? { title: row.title, content: row.content, labels } : { title: row.title, content: row.content };
 }
 
-/** The SQL that reads a stored row's labels for analysisInput (null when it has none). */
-export const LABELS_COLUMN = `metadata->'labels' AS labels`;
+/**
+ * The SQL that reads a stored row's labels for analysisInput, null when it has none; `alias` is the table's
+ * alias with its dot ("c."). A pull request's labels describe the change (a `bug` label marks a fix, not a
+ * report), so they name no kind of it: its text decides, as the tracker's adaptation leaves pull requests out
+ * (kind-adaptation.ts).
+ */
+export const labelsColumn = (alias = "") =>
+  `CASE WHEN ${alias}metadata->>'pull_request' = 'true' THEN NULL ELSE ${alias}metadata->'labels' END AS labels`;
 
 /** A statement of the chunk's transaction waits at most this long (a lock held by a deletion, say). */
 export const STATEMENT_TIMEOUT_MS = 60_000;
@@ -182,7 +188,7 @@ export async function enrichContent(
     const chunk = ids.slice(i, i + chunkRows);
     const { rows } = await pool.query<StoredRow>(
       `SELECT id, entity_id AS "entityId", title, content, embedding_model AS "embeddingModel", enriched_at AS "enrichedAt",
-         ${LABELS_COLUMN}
+         ${labelsColumn()}
        FROM content_store WHERE id = ANY($1::uuid[])`,
       [chunk],
     );
