@@ -112,6 +112,7 @@ import {
   SOURCE_CLASSES,
   type SourceClass,
 } from "../../../src/insights/enrichment/feedback-kind/model.js";
+import { adam, softmaxInPlace } from "../../../src/insights/enrichment/feedback-kind/optimise.js";
 import { readIssues, readReviews } from "./data/convert.js";
 import { readTicketTagger } from "./data/ticket-tagger.js";
 
@@ -289,14 +290,11 @@ export function train(examples: Example[], s: TrainSettings = DEFAULT_SETTINGS):
     for (let c = 0; c < K; c++) l2[j * K + c] = s.priorL2;
   });
   const b = new Float64Array(K);
-  const m = new Float64Array(W.length);
-  const v = new Float64Array(W.length);
-  const mb = new Float64Array(K);
-  const vb = new Float64Array(K);
+  const stepW = adam(W.length, s.rate);
+  const stepB = adam(K, s.rate);
   const gW = new Float64Array(W.length);
   const gb = new Float64Array(K);
   const z = new Float64Array(K);
-  const [beta1, beta2, eps] = [0.9, 0.999, 1e-8];
   for (let t = 1; t <= s.epochs; t++) {
     gW.fill(0);
     gb.fill(0);
@@ -308,33 +306,21 @@ export function train(examples: Example[], s: TrainSettings = DEFAULT_SETTINGS):
         const base = col[p]! * K;
         for (let k = 0; k < K; k++) z[k]! += W[base + k]!;
       }
-      const top = Math.max(...z);
-      let sum = 0;
-      for (let k = 0; k < K; k++) {
-        z[k] = Math.exp(z[k]! - top);
-        sum += z[k]!;
-      }
+      softmaxInPlace(z);
       const w = weight[r]! / weightSum;
       for (let k = 0; k < K; k++) {
-        const d = w * (z[k]! / sum - (k === y[r] ? 1 : 0));
+        const d = w * (z[k]! - (k === y[r] ? 1 : 0));
         gb[k]! += d;
         for (let p = from; p < to; p++) gW[col[p]! * K + k]! += d;
       }
     }
-    const c1 = 1 - beta1 ** t;
-    const c2 = 1 - beta2 ** t;
-    for (let i = 0; i < W.length; i++) {
-      const g = gW[i]! + l2[i]! * (W[i]! - prior[i]!);
-      m[i] = beta1 * m[i]! + (1 - beta1) * g;
-      v[i] = beta2 * v[i]! + (1 - beta2) * g * g;
-      W[i]! -= (s.rate * (m[i]! / c1)) / (Math.sqrt(v[i]! / c2) + eps);
-    }
-    for (let k = 0; k < K; k++) {
-      const g = gb[k]!;
-      mb[k] = beta1 * mb[k]! + (1 - beta1) * g;
-      vb[k] = beta2 * vb[k]! + (1 - beta2) * g * g;
-      b[k]! -= (s.rate * (mb[k]! / c1)) / (Math.sqrt(vb[k]! / c2) + eps);
-    }
+    for (let i = 0; i < W.length; i++) gW[i]! += l2[i]! * (W[i]! - prior[i]!);
+    stepW(t, gW, (i, delta) => {
+      W[i]! -= delta;
+    });
+    stepB(t, gb, (k, delta) => {
+      b[k]! -= delta;
+    });
   }
   const weights: Record<string, number[]> = {};
   vocab.forEach((name, j) => {

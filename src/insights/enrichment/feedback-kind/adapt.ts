@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { kindFeatures } from "./features.js";
 import type { LabelKind } from "./labels.js";
 import { classifySource, type KindModel, kindModel, type SourceClass } from "./model.js";
+import { adam, softmaxInPlace } from "./optimise.js";
 
 /**
  * The feedback-kind model adapted to one issue tracker by the issues its maintainers have labelled.
@@ -131,34 +132,6 @@ export function adaptOverlay(base: KindModel, labelled: readonly LabelledText[],
     weights[name] = Array.from(W.subarray(j * K, j * K + K));
   });
   return { id: randomUUID(), bias: Array.from(b), weights };
-}
-
-function softmaxInPlace(z: Float64Array): void {
-  let top = Number.NEGATIVE_INFINITY;
-  for (const x of z) top = Math.max(top, x);
-  let sum = 0;
-  for (let k = 0; k < z.length; k++) {
-    z[k] = Math.exp(z[k]! - top);
-    sum += z[k]!;
-  }
-  for (let k = 0; k < z.length; k++) z[k]! /= sum;
-}
-
-/** Adam's update for `size` parameters: `apply(i, delta)` is called with the amount to subtract from parameter i. */
-function adam(size: number, rate: number) {
-  const [beta1, beta2, eps] = [0.9, 0.999, 1e-8];
-  const m = new Float64Array(size);
-  const v = new Float64Array(size);
-  return (t: number, grad: Float64Array, apply: (i: number, delta: number) => void) => {
-    const c1 = 1 - beta1 ** t;
-    const c2 = 1 - beta2 ** t;
-    for (let i = 0; i < size; i++) {
-      const g = grad[i]!;
-      m[i] = beta1 * m[i]! + (1 - beta1) * g;
-      v[i] = beta2 * v[i]! + (1 - beta2) * g * g;
-      apply(i, (rate * (m[i]! / c1)) / (Math.sqrt(v[i]! / c2) + eps));
-    }
-  };
 }
 
 /** An unlabelled issue read by the adapted model: its class and that class's probability. */
