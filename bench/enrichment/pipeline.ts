@@ -35,6 +35,7 @@ import { feedbackTexts } from "../quality/feedback/data/convert.js";
  * `--worker-cores C` gives each worker process a CPU quota of C cores (a control group; Linux, as root), so
  * that on one small machine worker processes stand for processes with cores of their own: with C well below
  * what the database leaves free, `--workers 1` against `--workers 2` shows how the rate grows with processes.
+ * `MALLOC_ARENA_MAX`, when set for the bench, is passed on to the web and worker processes.
  */
 const { values: args } = parseArgs({
   options: {
@@ -93,6 +94,8 @@ const env: Record<string, string> = {
   AUTH_JWT_SECRET: SECRET,
   LOG_LEVEL: "warn",
   RATE_LIMIT_PER_MINUTE: "0",
+  // glibc's bound on malloc arenas, passed on when set for the bench (docs/operations.md, "Worker memory").
+  ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
   // The workers' analysis threads: the production default (one fewer than the cores) unless --threads names a count.
   ...(args.threads !== undefined ? { ENRICH_THREADS: args.threads } : {}),
   ...(args["chunk-rows"] !== undefined ? { ENRICH_CHUNK_ROWS: args["chunk-rows"] } : {}),
