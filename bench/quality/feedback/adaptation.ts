@@ -11,7 +11,7 @@ import { readHeldOut } from "./out-of-fold.js";
  * each repository's issues are cut in two by a hash of their id; the labels of one half are given to the
  * adaptation, as a tracker's triaged issues are, and the other half is scored, by the shared model and by
  * the model adapted to the repository, side by side. A repository whose labelled half is too small to adapt
- * to (`canAdapt`) is read by the shared model in both rows.
+ * to (`canAdapt`) is read by the shared model in every row.
  *
  * The shared model of the dev rows is, for each repository, the one trained without its repository group
  * (out-of-fold.ts), since the committed model saw every dev issue; the test rows use the committed model.
