@@ -1,6 +1,6 @@
 import { createEmbedder } from "../src/insights/embed/provider.js";
 import { type AnalysisPool, createAnalysisPool } from "../src/insights/enrichment/analysis-pool.js";
-import { adaptTrackerKinds, queueTrackerKinds, redisTrackerMemory } from "../src/insights/enrichment/kind-adaptation.js";
+import { adaptTrackerKinds, queueTrackerKinds, trackerMemoryOf } from "../src/insights/enrichment/kind-adaptation.js";
 import { reanalyseContent } from "../src/insights/enrichment/reanalyse.js";
 import { enrichContent } from "../src/insights/enrichment/service.js";
 import { enrichThreadsOf } from "../src/platform/config.js";
@@ -12,10 +12,6 @@ const threads = (config: Parameters<typeof enrichThreadsOf>[0]) => {
   analysis ??= createAnalysisPool(enrichThreadsOf(config));
   return analysis;
 };
-
-/** Each tracker's fingerprint and pending rows between its kind adaptation's runs (kind-adaptation.ts). */
-const trackerMemory = (deps: { redis: Parameters<typeof redisTrackerMemory>[0]; config: { REDIS_PREFIX: string } }) =>
-  redisTrackerMemory(deps.redis, deps.config.REDIS_PREFIX);
 
 /**
  * `enrichment.content.v1`: embeds stored rows and splits them into opinion units, on the process's analysis threads;
@@ -29,20 +25,20 @@ export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (pa
     threads(deps.config).analyse,
     deps.config.ENRICH_CHUNK_ROWS,
   );
-  if (result.enriched > 0) await queueTrackerKinds({ ...deps, memory: trackerMemory(deps) }, payload.contentIds);
+  if (result.enriched > 0) await queueTrackerKinds({ ...deps, memory: trackerMemoryOf(deps) }, payload.contentIds);
   return result;
 };
 
 /** `enrichment.reanalyse.v1`: stored rows' units and feedback kind again, by the current analyser. */
 export const reanalysisProcessor: Processor<"enrichment.reanalyse.v1"> = async (payload, { deps }) => {
   const result = await reanalyseContent(deps.pool, payload.contentIds, threads(deps.config).analyse, deps.config.ENRICH_CHUNK_ROWS);
-  if (result.reanalysed > 0) await queueTrackerKinds({ ...deps, memory: trackerMemory(deps) }, payload.contentIds);
+  if (result.reanalysed > 0) await queueTrackerKinds({ ...deps, memory: trackerMemoryOf(deps) }, payload.contentIds);
   return result;
 };
 
 /** `enrichment.kinds.v1`: a tracker's unlabelled sources read the way its labelled ones were triaged. */
 export const kindAdaptationProcessor: Processor<"enrichment.kinds.v1"> = async (payload, { deps }) => {
-  return adaptTrackerKinds(deps.pool, payload, threads(deps.config).kinds, undefined, trackerMemory(deps));
+  return adaptTrackerKinds(deps.pool, payload, threads(deps.config).kinds, undefined, trackerMemoryOf(deps));
 };
 
 /** Stops the analysis threads (at shutdown, after the workers have drained). */

@@ -90,6 +90,11 @@ export function redisTrackerMemory(redis: Redis, prefix: string): TrackerMemory 
   };
 }
 
+/** The tracker memory of a process: its Redis under the service's key prefix. */
+export function trackerMemoryOf(deps: { redis: Redis; config: { REDIS_PREFIX: string } }): TrackerMemory {
+  return redisTrackerMemory(deps.redis, deps.config.REDIS_PREFIX);
+}
+
 export interface KindAdaptationResult {
   /** Labelled sources the adaptation learnt from (0 when there were too few to adapt to). */
   labelled: number;

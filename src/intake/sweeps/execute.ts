@@ -1,5 +1,5 @@
 import type { EmbeddingProvider } from "../../insights/embed/provider.js";
-import { queueTrackerKinds, redisTrackerMemory } from "../../insights/enrichment/kind-adaptation.js";
+import { queueTrackerKinds, trackerMemoryOf } from "../../insights/enrichment/kind-adaptation.js";
 import { enrichContent } from "../../insights/enrichment/service.js";
 import { JobCancelled, watchJob } from "../../jobs/cancellation.js";
 import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
@@ -84,7 +84,7 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
     if (page.length === 0) break;
     const ids = page.map((r) => r.id);
     const result = await enrichContent(deps.pool, embedder, ids);
-    if (result.enriched > 0) await queueTrackerKinds({ ...deps, memory: redisTrackerMemory(deps.redis, deps.config.REDIS_PREFIX) }, ids);
+    if (result.enriched > 0) await queueTrackerKinds({ ...deps, memory: trackerMemoryOf(deps) }, ids);
     stats.enriched += result.enriched;
     stats.already_enriched += result.alreadyEnriched;
     stats.missing += result.missing;
