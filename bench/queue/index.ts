@@ -345,6 +345,15 @@ try {
     `CPU per job  web ${(cpu.web / e2e.ok).toFixed(2)} ms, worker ${(cpu.worker / e2e.ok).toFixed(2)} ms, ` +
       `PostgreSQL ${(cpu.pg / e2e.ok).toFixed(2)} ms (end to end; ${pgAll.length} server processes)`,
   );
+  // Updates that stayed on their page with no new index entries (HOT), over every update of a job row so far
+  // (statistics reach pg_stat_user_tables within a second of each transaction's end).
+  await new Promise((r) => setTimeout(r, 1500));
+  const {
+    rows: [upd],
+  } = await db.query<{ upd: string; hot: string }>(
+    "SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'collection_jobs'",
+  );
+  console.log(`job row updates  ${fmt(Number(upd?.upd ?? 0))}, of them HOT ${fmt(Number(upd?.hot ?? 0))} (no index entries written)`);
   await Promise.all(workers.map(stop));
   console.log(
     `load average ${loadavg()
