@@ -4,21 +4,27 @@
  * statement serves many calls (a worker claiming the jobs of 32 slots at once sends a few statements,
  * not 32). Calls for a key already in the run wait for the next one, so a key is never in a run twice.
  * When a run fails, its keys are tried one at a time, so a key whose statement fails fails only its own
- * call.
+ * call. `identity` names what makes two keys the same (default: the key itself), for keys that carry
+ * values besides their identity (a row to insert under its id); `run` answers by the key objects it got.
  */
-export function grouped<K, R>(run: (keys: K[]) => Promise<Map<K, R>>, max = 64): (key: K) => Promise<R | undefined> {
+export function grouped<K, R>(
+  run: (keys: K[]) => Promise<Map<K, R>>,
+  max = 64,
+  identity: (key: K) => unknown = (key) => key,
+): (key: K) => Promise<R | undefined> {
   type Call = { key: K; resolve: (value: R | undefined) => void; reject: (err: unknown) => void };
   let waiting: Call[] = [];
   let busy = false;
 
   const take = (): Call[] => {
     const batch: Call[] = [];
-    const keys = new Set<K>();
+    const keys = new Set<unknown>();
     const later: Call[] = [];
     for (const call of waiting) {
-      if (batch.length < max && !keys.has(call.key)) {
+      const id = identity(call.key);
+      if (batch.length < max && !keys.has(id)) {
         batch.push(call);
-        keys.add(call.key);
+        keys.add(id);
       } else later.push(call);
     }
     waiting = later;

@@ -55,6 +55,33 @@ describe("grouped", () => {
     expect(runs).toEqual([["a"], ["b", "bad", "c"], ["b"], ["bad"], ["c"]]);
   });
 
+  it("groups keys by their identity: two values under one id never share a run, and each call gets its own answer", async () => {
+    const runs: string[][] = [];
+    const release: (() => void)[] = [];
+    type Row = { id: string; value: string };
+    const call = grouped(
+      async (keys: Row[]) => {
+        runs.push(keys.map((k) => `${k.id}=${k.value}`));
+        await new Promise<void>((resolve) => release.push(resolve));
+        return new Map(keys.map((k) => [k, k.value.toUpperCase()]));
+      },
+      64,
+      (key) => key.id,
+    );
+    const calls = [
+      call({ id: "1", value: "a" }),
+      call({ id: "1", value: "b" }),
+      call({ id: "2", value: "c" }),
+      call({ id: "1", value: "d" }),
+    ];
+    for (let i = 0; i < 20; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      release.shift()?.();
+    }
+    expect(await Promise.all(calls)).toEqual(["A", "B", "C", "D"]);
+    expect(runs).toEqual([["1=a"], ["1=b", "2=c"], ["1=d"]]);
+  });
+
   it("answers undefined for a key its run did not answer", async () => {
     const call = grouped(async (keys: string[]) => new Map(keys.filter((k) => k !== "gone").map((k) => [k, k])));
     expect(await Promise.all([call("here"), call("gone")])).toEqual(["here", undefined]);

@@ -26,12 +26,14 @@ export const activeWorkspaceOf = (userId: string) =>
  * `(workspace_id, role)` to join or probe with an alias, e.g.
  * `JOIN ${activeMembershipsOf(userId)} m ON m.workspace_id = x.workspace_id`. A plain subquery,
  * which PostgreSQL flattens into the outer statement: the plan is the one of writing the joins out.
+ * `user` is a user id, or an SQL expression of one (a column of the outer statement's rows).
  */
-export function activeMembershipsOf(userId: string, least?: Role): Prisma.Sql {
+export function activeMembershipsOf(user: string | Prisma.Sql, least?: Role): Prisma.Sql {
   const role = least ? Prisma.sql`AND m.role IN (${Prisma.join(ROLES.filter((r) => atLeast(r, least)))})` : Prisma.empty;
+  const who = typeof user === "string" ? Prisma.sql`${user}::uuid` : user;
   return Prisma.sql`(SELECT m.workspace_id, m.role FROM workspace_members m
     JOIN workspaces w ON w.id = m.workspace_id AND w.state = 'active'
-    WHERE m.user_id = ${userId}::uuid ${role})`;
+    WHERE m.user_id = ${who} ${role})`;
 }
 
 export async function visibleWorkspaceIds(db: Db | DbTx, userId: string): Promise<string[]> {

@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
-import { activeMembershipsOf, isUuid, writableEntityForUser } from "../../access/workspaces/access.js";
+import { isUuid, writableEntityForUser } from "../../access/workspaces/access.js";
 import { jobIds } from "../../jobs/ids.js";
 import { submit } from "../../jobs/submit.js";
-import { type Db, Prisma, querySql } from "../../platform/db.js";
+import type { Db } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
+import { insertJob, type JobRow } from "./insert.js";
 import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
 
 /**
@@ -14,7 +15,8 @@ import type { CreateJobInput, CreateJobResponse } from "./schemas.js";
  * a 404, before anything is written or replayed.
  *
  * One statement inserts the row, checking in the same statement that the caller may see
- * the entity and resolving the default platforms from it. Then the job is enqueued. If
+ * the entity and resolving the default platforms from it; the creates a process gets while
+ * an insert is in flight share the next one (insert.ts). Then the job is enqueued. If
  * Redis refuses, the row is deleted again and the create answers 503, so a refused create
  * leaves no half-created job. (Only a web process dying between the two steps leaves a
  * row without a queue entry: a poll shows it as `stalled`, a replay of the create or
@@ -59,8 +61,8 @@ export function derivedUuid(...parts: string[]): string {
  * The platforms a job collects when the request names none: the entity's platforms
  * that have a collector; all collectors when the entity lists no platform; and, when
  * the entity lists only platforms without a collector, those (each is then recorded
- * as `blocked` with its reason rather than silently skipped). `DEFAULT_PLATFORMS_SQL`
- * is the same rule, evaluated inside the insert.
+ * as `blocked` with its reason rather than silently skipped). The insert (insert.ts)
+ * evaluates the same rule in SQL.
  */
 export function defaultPlatforms(entityPlatforms: string[]): string[] {
   const listed = [...new Set(entityPlatforms)];
@@ -114,16 +116,6 @@ export function requestHash(command: CollectionCommand): string {
   return createHash("sha256").update(canonical).digest("hex");
 }
 
-interface JobRow {
-  id: string;
-  entity_id: string;
-  request_hash: string;
-  status: string;
-  analysis_id: string | null;
-  route: string;
-  queue_job_id: string;
-}
-
 function answer(config: AppDeps["config"], row: JobRow): CreateJobResponse {
   return {
     status: row.status,
@@ -152,45 +144,28 @@ export async function createCollectionJob(
   const hash = requestHash(command);
   const id = derivedUuid("collection-job", userId, key);
   const queueJobId = jobIds.collection(userId, key);
-  const collectors = [...COLLECTOR_PLATFORMS];
-
-  // The row, if the caller may write in the entity's workspace (editor or above; any run of theirs);
-  // platforms default as defaultPlatforms() says
-  // (order kept, repeats dropped). Progress starts empty: readers fill in `pending`. A named statement
-  // (one text whatever the request): parsed and planned once per connection.
+  // The row, written with the creates that come at once (insert.ts), if the caller may write there.
   const insert = () =>
-    querySql<JobRow>(
-      deps.pool,
-      Prisma.sql`
-    INSERT INTO collection_jobs (
-      id, user_id, entity_id, idempotency_key, request_hash, queue_job_id, route, status,
-      objective, questions, depth, platforms, collection_only, progress, updated_at
-    )
-    SELECT ${id}::uuid, ${userId}::uuid, e.id, ${key}, ${hash}, ${queueJobId}, ${route}, 'queued',
-      ${command.objective}, ${command.questions}::text[], ${command.depth},
-      CASE
-        WHEN cardinality(${requested}::text[]) > 0 THEN ${requested}::text[]
-        WHEN cardinality(e.platforms) = 0 THEN ${collectors}::text[]
-        WHEN e.platforms && ${collectors}::text[] THEN ARRAY(
-          SELECT p FROM unnest(e.platforms) WITH ORDINALITY AS u(p, i)
-          WHERE p = ANY(${collectors}::text[]) AND NOT (p = ANY(e.platforms[1:(i - 1)::int])) ORDER BY i)
-        ELSE ARRAY(
-          SELECT p FROM unnest(e.platforms) WITH ORDINALITY AS u(p, i)
-          WHERE NOT (p = ANY(e.platforms[1:(i - 1)::int])) ORDER BY i)
-      END,
-      ${collectionOnly}, '{}'::jsonb, now()
-    FROM entities e
-    WHERE e.id = ${command.entityId}::uuid
-      AND (${forRun} OR EXISTS (
-        SELECT 1 FROM ${activeMembershipsOf(userId, "editor")} m WHERE m.workspace_id = e.workspace_id))
-    ON CONFLICT DO NOTHING
-    RETURNING id, entity_id, request_hash, status, analysis_id, route, queue_job_id`,
-    );
+    insertJob(deps.pool, {
+      id,
+      user_id: userId,
+      entity_id: command.entityId,
+      idempotency_key: key,
+      request_hash: hash,
+      queue_job_id: queueJobId,
+      route,
+      objective: command.objective,
+      questions: command.questions,
+      depth: command.depth,
+      requested,
+      collection_only: collectionOnly,
+      for_run: forRun,
+    });
 
   const { row } = await submit<JobRow>({
     write: async () => {
-      const rows = await insert();
-      if (rows[0]) return { row: rows[0], created: true };
+      const inserted = await insert();
+      if (inserted) return { row: inserted, created: true };
       // No row inserted: the key is taken, or the caller may not write there. The role is checked
       // again before a replay answers (a member since demoted gets 403, not the stored job); a new
       // create pays one statement.
