@@ -6,6 +6,7 @@ import { acceptInvitations } from "./access/workspaces/members.js";
 import { mcpRouter } from "./delivery/mcp/http.js";
 import { sharePages } from "./delivery/share/router.js";
 import { registerCollectionMetrics } from "./intake/collection/metrics.js";
+import { registerIngestMetrics } from "./intake/ingest/writers.js";
 import { Authenticator, readCredential } from "./platform/auth.js";
 import type { AppDeps } from "./platform/deps.js";
 import { AppError } from "./platform/errors.js";
@@ -30,6 +31,7 @@ export function createApp(deps: AppDeps): Express {
   const rateLimiter = createRateLimiter(deps.redis, config.REDIS_PREFIX, config.RATE_LIMIT_PER_MINUTE, logger);
   const metrics = createMetrics(deps.queues, deps.reads);
   registerCollectionMetrics(metrics.registry, deps.db);
+  registerIngestMetrics(metrics.registry, deps.db, deps.config.INGEST_WRITERS);
   registerRoutineMetrics(metrics.registry, deps.db);
   const routes = allRoutes(deps);
   // Built on its first request: the document is large, and most processes are never asked for it.

@@ -25,7 +25,7 @@ import { COPY_SQL, copyData, makeBatch } from "./corpus.js";
  * one transaction per batch, enrichment queued) beside a raw COPY of the same rows into
  * the same table, in the same run, on a fresh migrated database.
  *
- *   npx tsx bench/ingest/index.ts [--rounds 3] [--warmup 2] [--concurrency 10] [--sources 500] [--comments 5] [--in-process]
+ *   npx tsx bench/ingest/index.ts [--rounds 3] [--warmup 2] [--concurrency 10] [--writers N] [--sources 500] [--comments 5] [--in-process]
  *
  * The service is the Procfile's web process (the compiled build with its V8 flags, built first when
  * stale), as production runs it; the bench process is the client of both paths. `--in-process` serves
@@ -38,6 +38,8 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "3" },
     warmup: { type: "string", default: "2" },
     concurrency: { type: "string", default: "10" },
+    /** The web process's INGEST_WRITERS (default: the service's own default). */
+    writers: { type: "string" },
     sources: { type: "string", default: "500" },
     comments: { type: "string", default: "5" },
     "source-words": { type: "string", default: "250" },
@@ -77,6 +79,8 @@ interface Service {
   /** Peak resident memory of the web process (MB); NaN when the service is the bench process. */
   peakRssMb: () => number;
   txMs: number[];
+  /** Each batch's wait for one of the process's ingest writers (INGEST_WRITERS), as logged. */
+  turnMs: number[];
   close: () => Promise<void>;
 }
 
@@ -90,21 +94,24 @@ const serviceEnv = {
   // "ingest batch stored", with each batch's transaction time, is logged at debug level.
   LOG_LEVEL: "debug",
   RATE_LIMIT_PER_MINUTE: "0",
+  ...(args.writers ? { INGEST_WRITERS: args.writers } : {}),
 };
 
 /** Each line the service logs: the transaction times kept, warnings and errors shown. */
-function readLog(txMs: number[]) {
+function readLog(txMs: number[], turnMs: number[]) {
   return (line: string) => {
     if (line.trim() === "") return;
-    let entry: { msg?: string; txMs?: number; level?: number };
+    let entry: { msg?: string; txMs?: number; turnMs?: number; level?: number };
     try {
       entry = JSON.parse(line);
     } catch {
       process.stderr.write(`${line}\n`);
       return;
     }
-    if (entry.msg === "ingest batch stored" && entry.txMs !== undefined) txMs.push(entry.txMs);
-    else if ((entry.level ?? 0) >= 40) process.stderr.write(`${line}\n`);
+    if (entry.msg === "ingest batch stored" && entry.txMs !== undefined) {
+      txMs.push(entry.txMs);
+      turnMs.push(entry.turnMs ?? 0);
+    } else if ((entry.level ?? 0) >= 40) process.stderr.write(`${line}\n`);
   };
 }
 
@@ -118,7 +125,8 @@ async function webProcess(): Promise<Service> {
   const port = await freePort();
   const web = runProcess("web", procfileCommand("web"), { ...serviceEnv, HOST: "127.0.0.1", PORT: String(port) });
   const txMs: number[] = [];
-  const onLine = readLog(txMs);
+  const turnMs: number[] = [];
+  const onLine = readLog(txMs, turnMs);
   if (web.child.stdout) createInterface({ input: web.child.stdout }).on("line", onLine);
   const base = `http://127.0.0.1:${port}`;
   await waitFor("the web process", async () => (await fetch(`${base}/agent/v1/health`)).status === 200);
@@ -130,6 +138,7 @@ async function webProcess(): Promise<Service> {
     threadCpuMs: () => threadCpuMs(pid),
     peakRssMb: () => rss.peak.web ?? 0,
     txMs,
+    turnMs,
     close: async () => {
       rss.stop();
       await web.stop();
@@ -141,7 +150,8 @@ async function inProcess(): Promise<Service> {
   const config = loadConfig(serviceEnv);
   const deps = createDeps(config, "bench");
   const txMs: number[] = [];
-  const onLine = readLog(txMs);
+  const turnMs: number[] = [];
+  const onLine = readLog(txMs, turnMs);
   deps.logger = pino({ level: "debug" }, { write: onLine });
   // As the web process does: queues created before the connection is ready would never start.
   if (!(await whenReady(deps.redis, 5000))) throw new Error("Redis is not reachable");
@@ -155,6 +165,7 @@ async function inProcess(): Promise<Service> {
     threadCpuMs: () => threadCpuMs(process.pid),
     peakRssMb: () => Number.NaN,
     txMs,
+    turnMs,
     close: async () => {
       server.close();
       await closeDeps(deps);
@@ -300,6 +311,7 @@ try {
   const p50 = latencies[Math.floor(latencies.length / 2)] ?? 0;
   const max = latencies.at(-1) ?? 0;
   const txMs = service.txMs.slice(warmBatches).sort((a, b) => a - b);
+  const turnMs = service.turnMs.slice(warmBatches).sort((a, b) => a - b);
   const counted = await copyPool.query<{ n: string }>("SELECT count(*) AS n FROM content_store");
   const http = totals.httpRows / totals.httpSeconds;
   const copyParallel = totals.copyRows / totals.copySeconds;
@@ -315,6 +327,7 @@ try {
       `HTTP ingest       ${fmt(http)} rows/s  (${totals.httpSeconds.toFixed(2)} s, ${((totals.httpSeconds / rounds) * 1000).toFixed(0)} ms per round of ${concurrency} batches)`,
       `                  per batch request: p50 ${p50.toFixed(0)} ms, max ${max.toFixed(0)} ms`,
       `                  ingest transaction (from the service, incl. connection wait): p50 ${txMs[Math.floor(txMs.length / 2)] ?? 0} ms, max ${txMs.at(-1) ?? 0} ms`,
+      `                  wait for one of the process's ingest writers (INGEST_WRITERS ${args.writers ?? "default"}): p50 ${turnMs[Math.floor(turnMs.length / 2)] ?? 0} ms, max ${turnMs.at(-1) ?? 0} ms`,
       `COPY, ${String(concurrency).padEnd(2)} streams  ${fmt(copyParallel)} rows/s  (${totals.copySeconds.toFixed(2)} s)`,
       `COPY, 1 stream    ${fmt(copySingle)} rows/s  (${totals.copy1Seconds.toFixed(2)} s)`,
       `ratio HTTP / fastest COPY = ${(http / fastestCopy).toFixed(3)}  (target >= 0.8)`,

@@ -24,6 +24,8 @@ export const EnvironmentSchema = z
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
     /** Hot-path statements as named prepared statements (off behind a PgBouncer older than 1.21 in transaction mode). */
     DATABASE_NAMED_STATEMENTS: boolish.default(true),
+    /** Ingest batches a process writes at once; the others wait in the process (src/intake/ingest/writers.ts). */
+    INGEST_WRITERS: z.coerce.number().int().min(1).max(64).default(2),
     // Streaming replicas for the routes that read from one (src/platform/replicas.ts); the
     // caller's own reads stay on the primary for DATABASE_PRIMARY_AFTER_WRITE_MS after it writes.
     DATABASE_REPLICA_URLS: z

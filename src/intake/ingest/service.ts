@@ -7,6 +7,7 @@ import { type ErasedAuthors, erasedAuthors, erasedAuthorsVia } from "./erased-au
 import { type BatchPlan, planBatch } from "./plan.js";
 import { COUNT_BASIS, type IngestRequest, type IngestResponse } from "./schemas.js";
 import { insertRows, type RunFields, type WriteResult } from "./sql.js";
+import { ingestWriters } from "./writers.js";
 
 /**
  * Atomic content ingest (spec operation 1). One transaction stores every source and its
@@ -77,7 +78,40 @@ async function store<T>(
     coverageState: request.coverage_state ?? null,
   };
 
-  const started = performance.now();
+  // The batch waits its turn among the process's writers (writers.ts), then writes.
+  const queued = performance.now();
+  let started = queued;
+  const outcome = await ingestWriters(
+    deps.db,
+    deps.config.INGEST_WRITERS,
+  )(() => {
+    started = performance.now();
+    return write(deps, entity, plan, run, alsoStore);
+  });
+  const txMs = Math.round(performance.now() - started);
+  await enqueueEnrichment(deps, entity.id, outcome.newIds);
+  deps.logger.debug(
+    {
+      entityId: entity.id,
+      received: outcome.answer.total_received,
+      inserted: outcome.answer.inserted,
+      attempts: outcome.attempts,
+      turnMs: Math.round(started - queued),
+      txMs,
+    },
+    "ingest batch stored",
+  );
+  return { answer: outcome.answer, extra: outcome.extra };
+}
+
+/** The batch's rows, copied or written through Prisma (retried on deadlocks), in one transaction; no enqueue. */
+async function write<T>(
+  deps: IngestDeps,
+  entity: { id: string; workspaceId: string },
+  plan: BatchPlan,
+  run: RunFields,
+  alsoStore: ((tx: DbTx, answer: IngestResponse) => Promise<T>) | undefined,
+): Promise<Outcome<T> & { attempts: number }> {
   let attempt = 0;
   let outcome: Outcome<T> | null = null;
   if (!alsoStore && deps.pool) outcome = (await copyBatch(deps.pool, deps, entity, plan, run)) as Outcome<T> | null;
@@ -109,14 +143,7 @@ async function store<T>(
       deps.logger.warn({ entityId: entity.id, attempt, err: (err as Error).message }, "ingest transaction retried");
     }
   }
-
-  const txMs = Math.round(performance.now() - started);
-  await enqueueEnrichment(deps, entity.id, outcome.newIds);
-  deps.logger.debug(
-    { entityId: entity.id, received: outcome.answer.total_received, inserted: outcome.answer.inserted, attempts: attempt, txMs },
-    "ingest batch stored",
-  );
-  return { answer: outcome.answer, extra: outcome.extra };
+  return { ...outcome, attempts: attempt };
 }
 
 /** The answer and the new rows' ids, from what each kind's write stored. */
