@@ -21,7 +21,7 @@ import { feedbackTexts } from "../quality/feedback/data/convert.js";
  * watches the enrichment queue in Redis (every 100 ms) until it holds no job, then counts the enriched
  * rows once (a count scans the table: polling it would add its own PostgreSQL CPU to the figures).
  *
- *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--enrich-jobs N] [--concurrency 4]
+ *   npx tsx bench/enrichment/pipeline.ts [--rows 100000] [--workers 1] [--threads N] [--chunk-rows N] [--enrich-jobs N] [--ingest-writers N] [--concurrency 4]
  *     [--worker-cores C] [--keep] [--reanalyse]
  *
  * Rows are real feedback: the labelled GitHub issues (title and markdown body as GitHub's API gives
@@ -47,6 +47,8 @@ const { values: args } = parseArgs({
     "chunk-rows": { type: "string" },
     // Enrichment jobs a worker process runs at once (WORKER_QUEUE_CONCURRENCY's enrichment entry; default WORKER_CONCURRENCY).
     "enrich-jobs": { type: "string" },
+    /** The web process's INGEST_WRITERS (default: the service's own). */
+    "ingest-writers": { type: "string" },
     /** A CPU quota per worker process, in cores (e.g. 0.4). */
     "worker-cores": { type: "string" },
     /** Leave the bench's database in place (its name is printed) to look at its rows and statements afterwards. */
@@ -100,6 +102,7 @@ const env: Record<string, string> = {
   ...(args.threads !== undefined ? { ENRICH_THREADS: args.threads } : {}),
   ...(args["chunk-rows"] !== undefined ? { ENRICH_CHUNK_ROWS: args["chunk-rows"] } : {}),
   ...(args["enrich-jobs"] !== undefined ? { WORKER_QUEUE_CONCURRENCY: `enrichment=${args["enrich-jobs"]}` } : {}),
+  ...(args["ingest-writers"] !== undefined ? { INGEST_WRITERS: args["ingest-writers"] } : {}),
 };
 const procs = [];
 const quotas: CpuQuota[] = [];
