@@ -55,30 +55,50 @@ export async function queryNamed<R extends object>(pool: pg.Pool, text: string, 
   return result.rows;
 }
 
-/** The grouped readers of `groupedById`, per pool and statement text. */
-const groupedReaders = new WeakMap<pg.Pool, Map<string, (id: string) => Promise<unknown>>>();
+/** The grouped statements of `groupedRowsById`, per pool and statement text. */
+const groupedStatements = new WeakMap<pg.Pool, Map<string, (key: never) => Promise<unknown>>>();
 
 /**
- * A named statement over an array of uuids (`$1`) answering at most one row per id (its `id` column), run
- * for the calls that come at once in one statement (`grouped`): one reader per pool and text, so every
- * caller of a process shares it. Answers the row of the id asked for, or undefined.
+ * A named statement answering at most one row per key (its `id` column), run for the calls that come at
+ * once in one statement (`grouped`, with `idOf` naming a key's identity): one runner per pool and text, so
+ * every caller of a process shares it. `values` gives the statement's parameters for a run's keys. Answers
+ * the row of the key's id, or undefined.
  */
-export function groupedById<R extends { id: string }>(pool: pg.Pool, text: string): (id: string) => Promise<R | undefined> {
-  let byText = groupedReaders.get(pool);
+export function groupedRowsById<K, R extends { id: string }>(
+  pool: pg.Pool,
+  text: string,
+  idOf: (key: K) => string,
+  values: (keys: K[]) => readonly unknown[],
+): (key: K) => Promise<R | undefined> {
+  let byText = groupedStatements.get(pool);
   if (!byText) {
     byText = new Map();
-    groupedReaders.set(pool, byText);
+    groupedStatements.set(pool, byText);
   }
-  let reader = byText.get(text) as ((id: string) => Promise<R | undefined>) | undefined;
-  if (!reader) {
-    reader = grouped(async (ids: string[]) => {
-      const byId = new Map((await queryNamed<R>(pool, text, [ids])).map((row) => [row.id, row]));
-      // PostgreSQL answers a uuid in lower case, whatever case the caller named it in.
-      return new Map(ids.map((id) => [id, byId.get(id.toLowerCase())]));
-    });
-    byText.set(text, reader);
+  let run = byText.get(text) as ((key: K) => Promise<R | undefined>) | undefined;
+  if (!run) {
+    run = grouped(
+      async (keys: K[]) => {
+        const byId = new Map((await queryNamed<R>(pool, text, values(keys))).map((row) => [row.id, row]));
+        // PostgreSQL answers a uuid in lower case, whatever case the caller named it in.
+        return new Map(keys.map((key) => [key, byId.get(idOf(key).toLowerCase())]));
+      },
+      64,
+      idOf,
+    );
+    byText.set(text, run);
   }
-  return reader;
+  return run;
+}
+
+/** `groupedRowsById` over an array of uuids (`$1`): a read by id, grouped. */
+export function groupedById<R extends { id: string }>(pool: pg.Pool, text: string): (id: string) => Promise<R | undefined> {
+  return groupedRowsById<string, R>(
+    pool,
+    text,
+    (id) => id,
+    (ids) => [ids],
+  );
 }
 
 /** Where a statement built with `Prisma.sql` runs: a client or transaction, or the driver's pool (named, as `queryNamed`). */

@@ -1,7 +1,6 @@
 import type pg from "pg";
 import { activeMembershipsOf } from "../../access/workspaces/access.js";
-import { Prisma, querySql } from "../../platform/db.js";
-import { grouped } from "../../platform/grouped.js";
+import { groupedRowsById, Prisma } from "../../platform/db.js";
 import { COLLECTOR_PLATFORMS } from "./collectors/types.js";
 
 /** A new collection job's row as the create writes it (the columns the caller decides). */
@@ -70,28 +69,21 @@ function insertSql(jobs: readonly NewJob[]): Prisma.Sql {
     RETURNING id, entity_id, request_hash, status, analysis_id, route, queue_job_id`;
 }
 
-/** The grouped inserts, one per pool: every create of a process shares it. */
-const inserters = new WeakMap<pg.Pool, (job: NewJob) => Promise<JobRow | undefined>>();
+/** The insert's text, the same for any rows (only its values change). */
+const INSERT_TEXT = insertSql([]).text;
 
 /**
  * Inserts a create's row: the creates that come while an insert is in flight go out together as one
- * statement (`grouped`: under load, one commit serves many requests; alone, a create goes out at once).
- * Two creates of one id never share a statement. Answers the row, or undefined when nothing was inserted
- * (the id or key is taken, the entity is gone, or the caller may not write there); a statement that fails
- * is retried row by row, so one bad row fails only its own create.
+ * statement (`groupedRowsById`: under load, one commit serves many requests; alone, a create goes out at
+ * once). Two creates of one id never share a statement. Answers the row, or undefined when nothing was
+ * inserted (the id or key is taken, the entity is gone, or the caller may not write there); a statement that
+ * fails is retried row by row, so one bad row fails only its own create.
  */
 export function insertJob(pool: pg.Pool, job: NewJob): Promise<JobRow | undefined> {
-  let insert = inserters.get(pool);
-  if (!insert) {
-    insert = grouped(
-      async (jobs: NewJob[]) => {
-        const byId = new Map((await querySql<JobRow>(pool, insertSql(jobs))).map((row) => [row.id, row]));
-        return new Map(jobs.map((j) => [j, byId.get(j.id)]));
-      },
-      64,
-      (j) => j.id,
-    );
-    inserters.set(pool, insert);
-  }
-  return insert(job);
+  return groupedRowsById<NewJob, JobRow>(
+    pool,
+    INSERT_TEXT,
+    (j) => j.id,
+    (jobs) => insertSql(jobs).values,
+  )(job);
 }
