@@ -1,4 +1,5 @@
 import { startRetentionScheduler } from "../src/governance/deletion/scheduler.js";
+import { startSearchIndexScheduler } from "../src/insights/search/scheduler.js";
 import { startOutboxRelay } from "../src/jobs/outbox.js";
 import { configOrExit } from "../src/platform/config.js";
 import { closeDeps, createDeps } from "../src/platform/deps.js";
@@ -19,6 +20,8 @@ const handles = startWorkers(deps, processors);
 const routines = startRoutineScheduler(deps);
 // Workspace purges and retention (src/governance/deletion/scheduler.ts).
 const retention = startRetentionScheduler(deps);
+// The full-text index of the newest originals (src/insights/search/recent-index.ts).
+const searchIndex = startSearchIndexScheduler(deps);
 // Jobs staged in a transaction whose send after commit did not happen (src/jobs/outbox.ts).
 const outbox = startOutboxRelay(deps, { intervalMs: config.OUTBOX_RELAY_MS, graceMs: config.OUTBOX_RELAY_MS });
 deps.logger.info({ queues: handles.workers.map((w) => w.name) }, "worker started");
@@ -28,6 +31,7 @@ installShutdown(
   async (reason) => {
     await routines.close();
     await retention.close();
+    await searchIndex.close();
     await outbox.close();
     await handles.close(reason === "signal" ? { drainMs: config.WORKER_LOCK_DURATION_MS } : { force: true });
     await closeEnrichmentThreads();

@@ -10,6 +10,7 @@ import { projectDeletionProcessor } from "./project-deletion.js";
 import { retentionTickProcessor } from "./retention.js";
 import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
+import { searchIndexProcessor } from "./search-index.js";
 import { sweepProcessor } from "./sweeps.js";
 import { webhookDeliverProcessor } from "./webhooks.js";
 import { workflowRunProcessor } from "./workflow-run.js";
@@ -30,5 +31,6 @@ export const processors: ProcessorTable = {
   "workflow.run.v1": workflowRunProcessor,
   "routines.tick.v1": routinesTickProcessor,
   "retention.tick.v1": retentionTickProcessor,
+  "search.recent-index.v1": searchIndexProcessor,
   "webhook.deliver.v1": webhookDeliverProcessor,
 };

@@ -12,10 +12,16 @@
  * that put each in a few percent of rows. Prints the disk bytes per stored original (table and each
  * index). Then the real web application answers `POST /agent/v1/search` over HTTP with a user bearer,
  * for query classes from selective to broad; each class is also timed in-process (the provider's SQL
- * alone). */
+ * alone). Twice: without the recent search index (src/insights/search/recent-index.ts), then with it as
+ * the worker builds it at the default settings (printed with its build time and size), with both phases'
+ * p95 side by side and whether each class's first answer was the same (`--no-recent-index`: the first
+ * phase only; `--keep-recent-index`: the index stays afterwards).
+ *
+ *   npx tsx bench/search/index.ts [--no-recent-index] [--keep-recent-index] */
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { storedProvider } from "../../src/insights/search/providers/stored.js";
+import { maintainRecentIndex, RECENT_INDEX_PREFIX, recentPredicate } from "../../src/insights/search/recent-index.js";
 import { dropDatabase, ensureDatabase, onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { closeDeps } from "../../src/platform/deps.js";
 import { MIGRATIONS_DIR, migrate } from "../../src/platform/migrate.js";
@@ -28,6 +34,9 @@ const numberArg = (name: string, fallback: number) => (args.includes(name) ? Num
 /** Stored originals: nine in ten in the measured user's workspace, the rest another tenant's. */
 const TOTAL = numberArg("--rows", 1_000_000);
 const SEED_STREAMS = numberArg("--seed-streams", 2);
+/** Measure without the recent index only; or keep the one built for the second phase. */
+const NO_RECENT = args.includes("--no-recent-index");
+const KEEP_RECENT = args.includes("--keep-recent-index");
 const BATCH = 50_000;
 const SECRET = "bench-search-secret-0123456789abcdef";
 const SUB = "bench-search-user";
@@ -232,47 +241,90 @@ async function main() {
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
-    const json = (await res.json()) as { count: number };
+    const json = (await res.json()) as { count: number; results: { content_id?: string }[] };
     if (res.status !== 200) throw new Error(`search answered ${res.status}: ${JSON.stringify(json)}`);
-    return { ms: performance.now() - t0, count: json.count };
+    return { ms: performance.now() - t0, count: json.count, ids: json.results.map((r) => r.content_id ?? "") };
   };
 
-  // Warm-up: one pass over every case.
-  for (const c of cases) await http(c.body);
-
-  const all: number[] = [];
-  const typical: number[] = [];
-  log(`\nPOST /agent/v1/search over HTTP, ${REQUESTS} sequential requests per case (results returned):`);
-  for (const c of cases) {
-    const samples: number[] = [];
-    let count = 0;
-    for (let i = 0; i < REQUESTS; i++) {
-      const r = await http(c.body);
-      samples.push(r.ms);
-      count = r.count;
+  /** Every case over HTTP, then the provider's SQL alone; the first answer's ids per case, to compare phases. */
+  const measure = async (phase: string) => {
+    for (const c of cases) await http(c.body); // warm-up: one pass over every case
+    const all: number[] = [];
+    const typical: number[] = [];
+    const p95: number[] = [];
+    const answers: string[] = [];
+    log(`\n${phase}: POST /agent/v1/search over HTTP, ${REQUESTS} sequential requests per case (results returned):`);
+    for (const c of cases) {
+      const samples: number[] = [];
+      let count = 0;
+      for (let i = 0; i < REQUESTS; i++) {
+        const r = await http(c.body);
+        samples.push(r.ms);
+        count = r.count;
+        if (i === 0) answers.push(r.ids.join(","));
+      }
+      all.push(...samples);
+      if (!c.name.includes("worst case")) typical.push(...samples);
+      p95.push(summary(samples).p95);
+      log(`  ${c.name.padEnd(32)} ${fmt(summary(samples))}  (${count} results)`);
     }
-    all.push(...samples);
-    if (!c.name.includes("worst case")) typical.push(...samples);
-    log(`  ${c.name.padEnd(32)} ${fmt(summary(samples))}  (${count} results)`);
-  }
-  log(`  all cases but the worst case:    ${fmt(summary(typical))}`);
-  log(`  all cases:                       ${fmt(summary(all))}`);
+    log(`  all cases but the worst case:    ${fmt(summary(typical))}`);
+    log(`  all cases:                       ${fmt(summary(all))}`);
 
-  log(`\nThe provider's SQL alone (in-process, ${Math.min(REQUESTS, 50)} calls per case):`);
-  for (const c of cases) {
-    const samples: number[] = [];
-    for (let i = 0; i < Math.min(REQUESTS, 50); i++) {
-      const t0 = performance.now();
-      await provider.search({
-        userId: user.id,
-        query: c.body.query,
-        platforms: c.body.platforms ? c.body.platforms.flatMap((p) => (p === "news" ? ["web", "hackernews"] : [p])) : undefined,
-        limit: c.body.limit ?? 20,
-        dateFrom: c.body.date_from ? new Date(c.body.date_from) : undefined,
-      });
-      samples.push(performance.now() - t0);
+    log(`${phase}: the provider's SQL alone (in-process, ${Math.min(REQUESTS, 50)} calls per case):`);
+    for (const c of cases) {
+      const samples: number[] = [];
+      for (let i = 0; i < Math.min(REQUESTS, 50); i++) {
+        const t0 = performance.now();
+        await provider.search({
+          userId: user.id,
+          query: c.body.query,
+          platforms: c.body.platforms ? c.body.platforms.flatMap((p) => (p === "news" ? ["web", "hackernews"] : [p])) : undefined,
+          limit: c.body.limit ?? 20,
+          dateFrom: c.body.date_from ? new Date(c.body.date_from) : undefined,
+        });
+        samples.push(performance.now() - t0);
+      }
+      log(`  ${c.name.padEnd(32)} ${fmt(summary(samples))}`);
     }
-    log(`  ${c.name.padEnd(32)} ${fmt(summary(samples))}`);
+    return { p95, answers };
+  };
+
+  // First without the recent index (the baseline), then with it, as the worker keeps it at the default settings.
+  const dropRecent = async () => {
+    const names = await deps.db.$queryRaw<{ name: string }[]>`
+      SELECT indexrelid::regclass::text AS name FROM pg_index
+      WHERE indrelid = 'content_store'::regclass AND starts_with(indexrelid::regclass::text, ${RECENT_INDEX_PREFIX})`;
+    for (const { name } of names) await deps.db.$executeRawUnsafe(`DROP INDEX IF EXISTS "${name}"`);
+  };
+  await dropRecent();
+  await new Promise((r) => setTimeout(r, 31_000)); // the provider's memory of the recent index lapses
+  const without = await measure("Without the recent index");
+  let withIndex: Awaited<ReturnType<typeof measure>> | undefined;
+  if (!NO_RECENT) {
+    const settings = { minRows: deps.config.SEARCH_RECENT_INDEX_MIN_ROWS, targetRows: deps.config.SEARCH_RECENT_INDEX_ROWS };
+    const outcome = await maintainRecentIndex(deps.pool, settings);
+    log(`\nrecent index: ${outcome.action}${outcome.reason ? ` (${outcome.reason})` : ""}, ${JSON.stringify(settings)}`);
+    if (outcome.action === "built") {
+      const size = await deps.db.$queryRawUnsafe<{ bytes: number; rows: number }[]>(
+        `SELECT pg_relation_size('"${outcome.index!.name}"')::float8 AS bytes,
+                (SELECT count(*) FROM content_store WHERE ${recentPredicate(outcome.index!.horizon)})::float8 AS rows`,
+      );
+      const { bytes, rows } = size[0]!;
+      log(
+        `  ${outcome.index!.name}: built in ${((outcome.buildMs ?? 0) / 1000).toFixed(1)} s, ${rows} rows from ` +
+          `${outcome.index!.horizon.toISOString()}, ${(bytes / 1e6).toFixed(0)} MB (${(bytes / TOTAL).toFixed(1)} B a stored row)`,
+      );
+      await new Promise((r) => setTimeout(r, 31_000));
+      withIndex = await measure("With the recent index");
+      log("\np95 in ms, without / with the recent index (same answers?):");
+      for (const [i, c] of cases.entries())
+        log(
+          `  ${c.name.padEnd(32)} ${without.p95[i]!.toFixed(1).padStart(7)} / ${withIndex.p95[i]!.toFixed(1).padStart(7)}` +
+            `  ${without.answers[i] === withIndex.answers[i] ? "same" : "DIFFERENT"}`,
+        );
+      if (!KEEP_RECENT) await dropRecent();
+    }
   }
 
   server.close();

@@ -92,6 +92,12 @@ export const EnvironmentSchema = z
     WORKSPACE_DELETE_GRACE_HOURS: z.coerce.number().min(0).max(8760).default(168),
     RETENTION_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
     RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(200),
+    // The full-text index of the newest originals (src/insights/search/recent-index.ts): checked every
+    // SEARCH_RECENT_INDEX_INTERVAL_MS (0: not scheduled), built once content_store holds SEARCH_RECENT_INDEX_MIN_ROWS
+    // rows, holding about SEARCH_RECENT_INDEX_ROWS of the newest (at least a search window's 500,000).
+    SEARCH_RECENT_INDEX_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
+    SEARCH_RECENT_INDEX_MIN_ROWS: z.coerce.number().int().min(1).default(2_000_000),
+    SEARCH_RECENT_INDEX_ROWS: z.coerce.number().int().min(1).default(1_000_000),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
     // Share pages (and their event streams) opened per client address per minute; 0: no limit.
     SHARE_PAGES_PER_MINUTE: z.coerce.number().int().min(0).default(120),

@@ -95,6 +95,13 @@ export const jobCatalog = {
     schema: z.object({}),
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } },
   },
+  "search.recent-index.v1": {
+    queue: "enrichment",
+    // Produced by the search index job scheduler (src/insights/search/scheduler.ts): builds the full-text index of
+    // the newest stored originals when it is due (src/insights/search/recent-index.ts). A lost tick waits for the next.
+    schema: z.object({}),
+    options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } },
+  },
   "context.embed.v1": {
     queue: "enrichment",
     // A saved page whose embedding could not be computed at save time.
