@@ -290,6 +290,14 @@ async function main() {
     return { p95, answers };
   };
 
+  /** "same", or where two answers (ids joined by commas) first differ. */
+  const sameOrWhere = (a: string, b: string) => {
+    if (a === b) return "same";
+    const [x, y] = [a.split(","), b.split(",")];
+    const at = x.findIndex((id, i) => id !== y[i]);
+    return `DIFFERENT from position ${at === -1 ? x.length : at} (${x.length} / ${y.length} results)`;
+  };
+
   // First without the recent index (the baseline), then with it, as the worker keeps it at the default settings.
   const dropRecent = async () => {
     const names = await deps.db.$queryRaw<{ name: string }[]>`
@@ -321,7 +329,7 @@ async function main() {
       for (const [i, c] of cases.entries())
         log(
           `  ${c.name.padEnd(32)} ${without.p95[i]!.toFixed(1).padStart(7)} / ${withIndex.p95[i]!.toFixed(1).padStart(7)}` +
-            `  ${without.answers[i] === withIndex.answers[i] ? "same" : "DIFFERENT"}`,
+            `  ${sameOrWhere(without.answers[i]!, withIndex.answers[i]!)}`,
         );
       if (!KEEP_RECENT) await dropRecent();
     }
