@@ -82,4 +82,13 @@ describe("windowScan", () => {
     expect(windowScan(268_634, 1_000_000, 37_200)).toBe("recent");
     expect(windowScan(12_000, 1_000_000, 500_000)).toBe("index");
   });
+
+  it("counts only the recent index's entries when one serves the window", () => {
+    // A word in 10% of 10 M rows: its window of 100,000 rows holds 10,000 matches. Through the table's GIN all
+    // 1 M entries are decoded; through a recent index of the newest 1 M rows, 100,000.
+    expect(windowScan(1_000_000, 10_000_000, 100_000)).toBe("recent");
+    expect(windowScan(1_000_000, 10_000_000, 100_000, 1_000_000)).toBe("index");
+    // The word in 27%: reading its window row by row stays cheaper even then.
+    expect(windowScan(2_680_538, 10_000_000, 37_300, 1_000_000)).toBe("recent");
+  });
 });
