@@ -311,7 +311,7 @@ async function main() {
   let withIndex: Awaited<ReturnType<typeof measure>> | undefined;
   if (!NO_RECENT) {
     const settings = { minRows: deps.config.SEARCH_RECENT_INDEX_MIN_ROWS, targetRows: deps.config.SEARCH_RECENT_INDEX_ROWS };
-    const outcome = await maintainRecentIndex(deps.pool, settings);
+    const outcome = await maintainRecentIndex({ pool: deps.pool, redis: deps.redis, redisPrefix: deps.config.REDIS_PREFIX }, settings);
     log(`\nrecent index: ${outcome.action}${outcome.reason ? ` (${outcome.reason})` : ""}, ${JSON.stringify(settings)}`);
     if (outcome.action === "built") {
       const size = await deps.db.$queryRawUnsafe<{ bytes: number; rows: number }[]>(

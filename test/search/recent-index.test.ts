@@ -2,12 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storedProvider } from "../../src/insights/search/providers/stored.js";
 import {
   maintainRecentIndex,
+  passLeaseKey,
   planRecentIndex,
   RECENT_INDEX_PREFIX,
   type RecentIndexSettings,
   readRecentIndex,
 } from "../../src/insights/search/recent-index.js";
 import { SEARCH_INDEX_SCHEDULER_ID, startSearchIndexScheduler } from "../../src/insights/search/scheduler.js";
+import { takeLease } from "../../src/platform/lease.js";
 import { searchIndexProcessor } from "../../workers/search-index.js";
 import { createTenant, storeSources, type Tenant, waitFor } from "../analysis/fixtures.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -43,6 +45,7 @@ const recentIndexes = async () =>
     SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'content_store' AND starts_with(indexname, ${RECENT_INDEX_PREFIX})`;
 
 const settings: RecentIndexSettings = { minRows: 1_000, targetRows: 1_000 };
+const handles = () => ({ pool: h.deps.pool, redis: h.deps.redis, redisPrefix: h.config.REDIS_PREFIX });
 
 const DAY = 86_400_000;
 /** Broad searches (the provider ranks 20 matches in full; "pricing" is in 300 rows), and their answers before any recent index. */
@@ -102,13 +105,13 @@ describe("planRecentIndex", () => {
 
 describe("the recent index's upkeep", { timeout: 60_000 }, () => {
   it("builds nothing while the table is smaller than minRows", async () => {
-    const outcome = await maintainRecentIndex(h.deps.pool, { minRows: 1_000_000, targetRows: 1_000 });
+    const outcome = await maintainRecentIndex(handles(), { minRows: 1_000_000, targetRows: 1_000 });
     expect(outcome).toMatchObject({ action: "kept", reason: "the table is smaller than the bound", dropped: [] });
     expect(await recentIndexes()).toEqual([]);
   });
 
   it("builds a partial GIN over about targetRows of the newest rows", async () => {
-    const outcome = await maintainRecentIndex(h.deps.pool, settings);
+    const outcome = await maintainRecentIndex(handles(), settings);
     expect(outcome.action).toBe("built");
     const index = outcome.index!;
     expect(index.name).toBe(`${RECENT_INDEX_PREFIX}${index.horizon.getTime()}`);
@@ -123,21 +126,25 @@ describe("the recent index's upkeep", { timeout: 60_000 }, () => {
     expect(await readRecentIndex(h.deps.db)).toEqual(index);
   });
 
-  it("keeps it while it is within bounds, and leaves a pass that finds the lock taken", async () => {
+  it("keeps it while it is within bounds, and leaves a pass that finds the lease taken", async () => {
     const before = await readRecentIndex(h.deps.db);
-    expect(await maintainRecentIndex(h.deps.pool, settings)).toMatchObject({
+    expect(await maintainRecentIndex(handles(), settings)).toMatchObject({
       action: "kept",
       reason: "the index is within bounds",
       index: before,
     });
-    const holder = await h.deps.pool.connect();
+    // Two passes at once: one holds the lease, the other leaves; the lease is free again afterwards.
+    const both = await Promise.all([maintainRecentIndex(handles(), settings), maintainRecentIndex(handles(), settings)]);
+    expect(both.map((o) => o.action).sort()).toEqual(["busy", "kept"]);
+    expect(await h.deps.redis.exists(passLeaseKey(h.config.REDIS_PREFIX))).toBe(0);
+    const held = await takeLease(h.deps.redis, passLeaseKey(h.config.REDIS_PREFIX));
+    expect(held).toBeDefined();
     try {
-      await holder.query("SELECT pg_advisory_lock($1)", [0x5ea7c4]);
-      expect(await maintainRecentIndex(h.deps.pool, settings)).toEqual({ action: "busy", dropped: [] });
-      await holder.query("SELECT pg_advisory_unlock($1)", [0x5ea7c4]);
+      expect(await maintainRecentIndex(handles(), settings)).toEqual({ action: "busy", dropped: [] });
     } finally {
-      holder.release();
+      await held?.release();
     }
+    expect(await maintainRecentIndex(handles(), settings)).toMatchObject({ action: "kept" });
   });
 
   it("answers broad searches as the table's GIN does, through the recent index", async () => {
@@ -176,10 +183,10 @@ describe("the recent index's upkeep", { timeout: 60_000 }, () => {
       `CREATE INDEX "${leftover}" ON content_store USING GIN (search_vector) WHERE created_at >= '2026-01-01'::timestamptz`,
     );
     await h.deps.db.$executeRawUnsafe(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = '"${leftover}"'::regclass`);
-    expect(await maintainRecentIndex(h.deps.pool, settings)).toMatchObject({ action: "kept", dropped: [leftover] });
+    expect(await maintainRecentIndex(handles(), settings)).toMatchObject({ action: "kept", dropped: [leftover] });
 
     await seed(tenant, 2_500, { newestDaysAgo: 0, spreadDays: 0.005, tag: "newer" });
-    const outcome = await maintainRecentIndex(h.deps.pool, settings);
+    const outcome = await maintainRecentIndex(handles(), settings);
     expect(outcome).toMatchObject({ action: "built", dropped: [old.name] });
     expect(outcome.index!.horizon.getTime()).toBeGreaterThan(old.horizon.getTime());
     expect((await recentIndexes()).map((i) => i.indexname)).toEqual([outcome.index!.name]);

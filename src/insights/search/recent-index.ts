@@ -1,5 +1,7 @@
 import type pg from "pg";
 import type { Db } from "../../platform/db.js";
+import { takeLease } from "../../platform/lease.js";
+import type { Redis } from "../../platform/redis.js";
 
 /**
  * The full-text index of the newest stored originals: a partial GIN on `content_store.search_vector`
@@ -18,11 +20,12 @@ import type { Db } from "../../platform/db.js";
  * `minRows` rows: below that the table's GIN is small enough. The horizon is read from the
  * `created_at` histogram (rows stored since the last ANALYZE are newer than any bound, so the index
  * holds at least `targetRows`). The name carries the horizon: `content_store_search_recent_<epoch ms>`.
- * A pass takes a session advisory lock, so two workers never build at once.
+ * A pass holds a lease in Redis (`<REDIS_PREFIX>:search:recent-index:pass`), so two workers never build
+ * at once; a session advisory lock would break behind PgBouncer in transaction mode.
  */
 export const RECENT_INDEX_PREFIX = "content_store_search_recent_";
-/** The advisory lock of a maintenance pass (an arbitrary constant of this service). */
-const PASS_LOCK = 0x5ea7c4;
+/** The Redis key of a maintenance pass's lease, under the deployment's prefix. */
+export const passLeaseKey = (redisPrefix: string) => `${redisPrefix}:search:recent-index:pass`;
 
 export interface RecentIndexSettings {
   /** No recent index is built while the table holds fewer rows (its statistics' count). */
@@ -127,59 +130,56 @@ export interface RecentIndexOutcome {
 }
 
 /**
- * One maintenance pass on a connection of its own (`CREATE INDEX CONCURRENTLY` cannot run in a
- * transaction, and the pass's advisory lock belongs to its session): drops what a failed build left
- * (invalid indexes), builds a newer index when due, then drops the older ones.
+ * One maintenance pass, under its lease, on a connection of its own (`CREATE INDEX CONCURRENTLY` cannot run
+ * in a transaction): drops what a failed build left (invalid indexes), builds a newer index when due, then
+ * drops the older ones. Each statement stands alone, so the pass also runs behind PgBouncer.
  */
-export async function maintainRecentIndex(pool: pg.Pool, settings: RecentIndexSettings): Promise<RecentIndexOutcome> {
-  const client = await pool.connect();
+export async function maintainRecentIndex(
+  handles: { pool: pg.Pool; redis: Redis; redisPrefix: string },
+  settings: RecentIndexSettings,
+): Promise<RecentIndexOutcome> {
+  const lease = await takeLease(handles.redis, passLeaseKey(handles.redisPrefix));
+  if (!lease) return { action: "busy", dropped: [] };
+  const client = await handles.pool.connect();
   let healthy = true;
   try {
-    const lock = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [PASS_LOCK]);
-    if (!lock.rows[0]?.locked) return { action: "busy", dropped: [] };
+    const dropped: string[] = [];
+    const drop = async (name: string) => {
+      await client.query(`DROP INDEX CONCURRENTLY IF EXISTS "${name}"`);
+      dropped.push(name);
+    };
+    const list = async () => (await client.query<IndexRow>(LIST_INDEXES)).rows;
+    for (const row of await list()) if (!row.valid) await drop(row.name);
+
+    const current = newestValid(await list());
+    const stats = await client.query<{ bounds: Date[] | null; total: number }>(`
+      SELECT (SELECT s.histogram_bounds::text::timestamptz[] FROM pg_stats s
+              WHERE s.schemaname = current_schema() AND s.tablename = 'content_store' AND s.attname = 'created_at') AS bounds,
+             greatest(c.reltuples, 0)::float8 AS total
+      FROM pg_class c WHERE c.oid = 'content_store'::regclass`);
+    const plan = planRecentIndex({ total: stats.rows[0]?.total ?? 0, bounds: stats.rows[0]?.bounds ?? [] }, current, settings);
+    if ("keep" in plan) return { action: "kept", reason: plan.keep, index: current, dropped };
+
+    const name = `${RECENT_INDEX_PREFIX}${plan.build.getTime()}`;
+    const started = Date.now();
     try {
-      const dropped: string[] = [];
-      const drop = async (name: string) => {
-        await client.query(`DROP INDEX CONCURRENTLY IF EXISTS "${name}"`);
-        dropped.push(name);
-      };
-      const list = async () => (await client.query<IndexRow>(LIST_INDEXES)).rows;
-      for (const row of await list()) if (!row.valid) await drop(row.name);
-
-      const current = newestValid(await list());
-      const stats = await client.query<{ bounds: Date[] | null; total: number }>(`
-        SELECT (SELECT s.histogram_bounds::text::timestamptz[] FROM pg_stats s
-                WHERE s.schemaname = current_schema() AND s.tablename = 'content_store' AND s.attname = 'created_at') AS bounds,
-               greatest(c.reltuples, 0)::float8 AS total
-        FROM pg_class c WHERE c.oid = 'content_store'::regclass`);
-      const plan = planRecentIndex({ total: stats.rows[0]?.total ?? 0, bounds: stats.rows[0]?.bounds ?? [] }, current, settings);
-      if ("keep" in plan) return { action: "kept", reason: plan.keep, index: current, dropped };
-
-      const name = `${RECENT_INDEX_PREFIX}${plan.build.getTime()}`;
-      const started = Date.now();
-      try {
-        await client.query(
-          `CREATE INDEX CONCURRENTLY "${name}" ON content_store USING GIN (search_vector) WHERE ${recentPredicate(plan.build)}`,
-        );
-      } catch (err) {
-        // A failed concurrent build leaves an invalid index behind; the next pass drops it too.
-        await drop(name).catch(() => {});
-        throw err;
-      }
-      const buildMs = Date.now() - started;
-      for (const row of await list()) if (row.name !== name) await drop(row.name);
-      const built = newestValid(await list());
-      return { action: "built", index: built, dropped, buildMs };
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [PASS_LOCK]).catch(() => {
-        healthy = false;
-      });
+      await client.query(
+        `CREATE INDEX CONCURRENTLY "${name}" ON content_store USING GIN (search_vector) WHERE ${recentPredicate(plan.build)}`,
+      );
+    } catch (err) {
+      // A failed concurrent build leaves an invalid index behind; the next pass drops it too.
+      await drop(name).catch(() => {});
+      throw err;
     }
+    const buildMs = Date.now() - started;
+    for (const row of await list()) if (row.name !== name) await drop(row.name);
+    return { action: "built", index: newestValid(await list()), dropped, buildMs };
   } catch (err) {
+    // A statement that failed midway (a cancelled build, say) may leave the connection unusable.
     healthy = false;
     throw err;
   } finally {
-    // A connection whose session may still hold the lock is closed rather than returned to the pool.
     client.release(!healthy);
+    await lease.release().catch(() => {});
   }
 }

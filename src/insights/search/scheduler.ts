@@ -20,11 +20,14 @@ export function startSearchIndexScheduler(deps: Pick<AppDeps, "queues" | "config
 }
 
 /** One pass with the deployment's settings, logged when it builds or drops an index. */
-export async function runRecentIndexPass(deps: Pick<AppDeps, "pool" | "config" | "logger">): Promise<RecentIndexOutcome> {
-  const outcome = await maintainRecentIndex(deps.pool, {
-    minRows: deps.config.SEARCH_RECENT_INDEX_MIN_ROWS,
-    targetRows: deps.config.SEARCH_RECENT_INDEX_ROWS,
-  });
+export async function runRecentIndexPass(deps: Pick<AppDeps, "pool" | "redis" | "config" | "logger">): Promise<RecentIndexOutcome> {
+  const outcome = await maintainRecentIndex(
+    { pool: deps.pool, redis: deps.redis, redisPrefix: deps.config.REDIS_PREFIX },
+    {
+      minRows: deps.config.SEARCH_RECENT_INDEX_MIN_ROWS,
+      targetRows: deps.config.SEARCH_RECENT_INDEX_ROWS,
+    },
+  );
   if (outcome.action === "built" || outcome.dropped.length > 0)
     deps.logger.info(
       { index: outcome.index?.name, horizon: outcome.index?.horizon, buildMs: outcome.buildMs, dropped: outcome.dropped },
