@@ -39,6 +39,20 @@ export interface RecentIndex {
   horizon: Date;
 }
 
+/**
+ * The table's `created_at` histogram (null before its first ANALYZE) and its planner's row count: what the
+ * recent window of a search and the horizon of a recent index are read from.
+ */
+export const CREATED_AT_STATS = `
+  SELECT (SELECT s.histogram_bounds::text::timestamptz[] FROM pg_stats s
+          WHERE s.schemaname = current_schema() AND s.tablename = 'content_store' AND s.attname = 'created_at') AS bounds,
+         greatest(c.reltuples, 0)::float8 AS total
+  FROM pg_class c WHERE c.oid = 'content_store'::regclass`;
+export interface CreatedAtStatsRow {
+  bounds: Date[] | null;
+  total: number;
+}
+
 /** About how many of the table's `total` rows were stored after `at`, from the `created_at` histogram. */
 export function rowsNewerThan(stats: { total: number; bounds: Date[] }, at: Date): number {
   const buckets = stats.bounds.length - 1;
@@ -152,11 +166,7 @@ export async function maintainRecentIndex(
     for (const row of await list()) if (!row.valid) await drop(row.name);
 
     const current = newestValid(await list());
-    const stats = await client.query<{ bounds: Date[] | null; total: number }>(`
-      SELECT (SELECT s.histogram_bounds::text::timestamptz[] FROM pg_stats s
-              WHERE s.schemaname = current_schema() AND s.tablename = 'content_store' AND s.attname = 'created_at') AS bounds,
-             greatest(c.reltuples, 0)::float8 AS total
-      FROM pg_class c WHERE c.oid = 'content_store'::regclass`);
+    const stats = await client.query<CreatedAtStatsRow>(CREATED_AT_STATS);
     const plan = planRecentIndex({ total: stats.rows[0]?.total ?? 0, bounds: stats.rows[0]?.bounds ?? [] }, current, settings);
     if ("keep" in plan) return { action: "kept", reason: plan.keep, index: current, dropped };
 

@@ -9,7 +9,7 @@ import { maintainRecentIndex, type RecentIndexOutcome } from "./recent-index.js"
  * to do (or the other pass's lock) and a lost one delays a build by an interval.
  */
 export const SEARCH_INDEX_SCHEDULER_ID = "search-recent-index";
-export const searchIndexSchedule: IntervalSchedule = {
+const searchIndexSchedule: IntervalSchedule = {
   id: SEARCH_INDEX_SCHEDULER_ID,
   job: "search.recent-index.v1",
   what: "recent search index",

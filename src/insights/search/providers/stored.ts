@@ -1,7 +1,7 @@
 import { visibleWorkspaceIds } from "../../../access/workspaces/access.js";
 import { type Db, Prisma } from "../../../platform/db.js";
 import { linkOrEmpty } from "../../../platform/links.js";
-import { recentIndexOf, rowsNewerThan } from "../recent-index.js";
+import { CREATED_AT_STATS, type CreatedAtStatsRow, recentIndexOf, rowsNewerThan } from "../recent-index.js";
 import { PRIVATE_PLATFORMS } from "../schemas.js";
 import type { ProviderRequest, SearchHit, SearchProvider } from "./types.js";
 
@@ -96,11 +96,7 @@ async function recentWindow(
   estimate: number,
   rankAllUpTo: number,
 ): Promise<{ since: Date; rows: number; total: number; bounds: Date[] } | undefined> {
-  const rows = await db.$queryRaw<{ bounds: Date[] | null; total: number }[]>`
-    SELECT s.histogram_bounds::text::timestamptz[] AS bounds, greatest(c.reltuples, 0)::float8 AS total
-    FROM pg_stats s, pg_class c
-    WHERE s.schemaname = current_schema() AND s.tablename = 'content_store' AND s.attname = 'created_at'
-      AND c.oid = 'content_store'::regclass`;
+  const rows = await db.$queryRawUnsafe<CreatedAtStatsRow[]>(CREATED_AT_STATS);
   const bounds = rows[0]?.bounds;
   if (!bounds || bounds.length < 2) return undefined;
   const total = rows[0]!.total;
