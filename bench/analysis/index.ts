@@ -151,7 +151,7 @@ async function enrich(pool: pg.Pool): Promise<void> {
   // A scaled entity is made of copies of these units: it goes with them.
   await pool.query("DELETE FROM entities WHERE name LIKE 'Acme Notes scaled %'");
   await pool.query("DELETE FROM opinion_units");
-  await pool.query("UPDATE content_store SET enriched_at = NULL, embedding_model = NULL, embedding = NULL");
+  await pool.query("DELETE FROM content_enrichment");
   const config = loadConfig({ DATABASE_URL: DB_URL, AUTH_JWT_SECRET: SECRET, LOG_LEVEL: "silent", DATABASE_POOL_SIZE: "4" });
   const deps = createDeps(config, "bench");
   const embedder = createEmbedder(config);

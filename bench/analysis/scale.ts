@@ -10,7 +10,7 @@
  * makes it (the table's physical order follows created_at). Every trigger stays on, so the roll-ups,
  * count deltas and units' seen_at are what the service's own writes would have left.
  *
- * The secondary indexes of content_store and opinion_units are dropped for the copy and built again
+ * The secondary indexes of content_store, content_enrichment and opinion_units are dropped for the copy and built again
  * after it from their saved definitions (kept in bench_meta, so an interrupted seed restores them on
  * the next run).
  */
@@ -19,7 +19,7 @@ import type pg from "pg";
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const INDEX_KEY = "scale:dropped-indexes";
-const TABLES = ["content_store", "opinion_units"];
+const TABLES = ["content_store", "content_enrichment", "opinion_units"];
 
 async function savedIndexes(pool: pg.Pool): Promise<string[]> {
   const row = (await pool.query<{ value: string }>("SELECT value FROM bench_meta WHERE key = $1", [INDEX_KEY])).rows[0];
@@ -79,17 +79,25 @@ export async function replicateEntity(pool: pg.Pool, baseEntity: string, targetE
       await client.query("BEGIN");
       await client.query(
         `INSERT INTO content_store (id, entity_id, workspace_id, parent_id, kind, platform, external_id, url, title, content, author,
-                                    published_at, engagement, metadata, content_hash, dedup_key, embedding, embedding_model,
-                                    enriched_at, feedback_kind, feedback_kind_confidence, created_at)
+                                    published_at, engagement, metadata, content_hash, dedup_key, created_at)
          SELECT md5(c.id::text || ':' || $3::int)::uuid, $2::uuid, c.workspace_id, NULL, c.kind, c.platform, c.external_id,
                 c.url || '?copy=' || $3::int, c.title, c.content, c.author,
                 c.published_at - ($4::int - 1 - $3::int) * interval '3 days', c.engagement, c.metadata,
-                md5(c.content_hash || ':' || $3::int), c.dedup_key || ':' || $3::int, c.embedding, c.embedding_model,
-                c.enriched_at, c.feedback_kind, c.feedback_kind_confidence,
+                md5(c.content_hash || ':' || $3::int), c.dedup_key || ':' || $3::int,
                 timestamptz '2026-11-02' + ($3::int * $5::int + row_number() OVER (ORDER BY c.created_at, c.id)) * interval '10 ms'
          FROM content_store c WHERE c.entity_id = $1
          ORDER BY c.created_at, c.id`,
         [baseEntity, targetEntity, k, copies, baseRows],
+      );
+      await client.query(
+        `INSERT INTO content_enrichment (content_id, entity_id, platform, created_at, embedding, embedding_model, enriched_at,
+                                         feedback_kind, feedback_kind_confidence)
+         SELECT c.id, c.entity_id, c.platform, c.created_at, e.embedding, e.embedding_model, e.enriched_at, e.feedback_kind,
+                e.feedback_kind_confidence
+         FROM content_enrichment e JOIN content_store c ON c.id = md5(e.content_id::text || ':' || $3::int)::uuid
+         WHERE e.entity_id = $1 AND c.entity_id = $2::uuid
+         ORDER BY c.created_at, c.id`,
+        [baseEntity, targetEntity, k],
       );
       await client.query(
         `INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label,
@@ -112,5 +120,6 @@ export async function replicateEntity(pool: pg.Pool, baseEntity: string, targetE
   log(`${copies} copies stored in ${((performance.now() - started) / 1000).toFixed(0)} s; building the indexes again`);
   await restoreIndexes(pool);
   await pool.query("VACUUM ANALYZE content_store");
+  await pool.query("VACUUM ANALYZE content_enrichment");
   await pool.query("VACUUM ANALYZE opinion_units");
 }

@@ -193,7 +193,9 @@ try {
   const backend = await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
   const postmaster = postmasterOf(backend.rows[0]!.pid);
   const enriched = async () =>
-    Number((await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM content_store WHERE enriched_at IS NOT NULL")).rows[0]!.n);
+    Number(
+      (await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM content_enrichment WHERE enriched_at IS NOT NULL")).rows[0]!.n,
+    );
 
   const chars = Array.from({ length: ROWS }, (_, i) => texts[i % texts.length]!).reduce((n, t) => n + t.title.length + t.content.length, 0);
   log(

@@ -188,13 +188,18 @@ export async function insertRows(
     }));
     await client.query(
       `INSERT INTO content_store (id, entity_id, workspace_id, parent_id, kind, platform, external_id, url, content, author,
-         published_at, content_hash, dedup_key, embedding_model, enriched_at, created_at)
+         published_at, content_hash, dedup_key, created_at)
        SELECT r.id, $1::uuid, $2::uuid, r.parent_id, r.kind, r.platform, r.external_id, r.url, r.content, r.author,
-         r.published_at, r.content_hash, r.dedup_key, 'local-hashing-v1',
-         CASE WHEN $4::boolean THEN r.published_at ELSE now() END, CASE WHEN $4::boolean THEN r.published_at ELSE now() END
+         r.published_at, r.content_hash, r.dedup_key, CASE WHEN $4::boolean THEN r.published_at ELSE now() END
        FROM json_to_recordset($3::json) AS r(id uuid, parent_id uuid, kind text, platform text, external_id text, url text,
          content text, author text, published_at timestamptz, content_hash text, dedup_key text)`,
       [entity.id, entity.workspaceId, JSON.stringify(content), options.storedAtPublication ?? false],
+    );
+    await client.query(
+      `INSERT INTO content_enrichment (content_id, entity_id, platform, created_at, embedding_model, enriched_at)
+       SELECT c.id, c.entity_id, c.platform, c.created_at, 'local-hashing-v1', c.created_at
+       FROM content_store c WHERE c.id = ANY($1::uuid[])`,
+      [slice.map((r) => r.id)],
     );
     const units = slice.flatMap((r) =>
       r.units.map((u) => ({

@@ -203,7 +203,9 @@ async function runPass(mode: RedisMode): Promise<PassSummary> {
     const unfinished = async () => {
       const jobs = await counts("SELECT status AS k, count(*) AS n FROM collection_jobs GROUP BY status");
       const analyses = await counts("SELECT status AS k, count(*) AS n FROM analyses GROUP BY status");
-      const pending = await counts("SELECT 'rows' AS k, count(*) AS n FROM content_store WHERE enriched_at IS NULL");
+      const pending = await counts(
+        "SELECT 'rows' AS k, count(*) AS n FROM content_store c LEFT JOIN content_enrichment e ON e.content_id = c.id WHERE e.enriched_at IS NULL",
+      );
       return {
         jobs,
         analyses,
@@ -212,7 +214,9 @@ async function runPass(mode: RedisMode): Promise<PassSummary> {
     };
     await waitFor("the worker to finish the queued work", async () => (await unfinished()).open === 0, 180_000).catch(() => undefined);
     const after = await unfinished();
-    const enrichment = await counts("SELECT (enriched_at IS NOT NULL)::text AS k, count(*) AS n FROM content_store GROUP BY 1");
+    const enrichment = await counts(
+      "SELECT (e.enriched_at IS NOT NULL)::text AS k, count(*) AS n FROM content_store c LEFT JOIN content_enrichment e ON e.content_id = c.id GROUP BY 1",
+    );
     log(
       `after the run (${((Date.now() - drainStart) / 1000).toFixed(1)} s to drain): collection jobs ${JSON.stringify(after.jobs)}, analyses ${JSON.stringify(after.analyses)}, ` +
         `content rows enriched ${enrichment.true ?? 0} / not yet ${enrichment.false ?? 0}; upstream searches ${hn.searches()}`,

@@ -108,7 +108,7 @@ export async function withBenchService<T>(serverUrl: string, work: (service: Ben
       enriched: async (entityId, count) => {
         let progress = { enriched: -1, at: performance.now() };
         for (;;) {
-          const enriched = await deps.db.content.count({ where: { entityId, enrichedAt: { not: null } } });
+          const enriched = await deps.db.contentEnrichment.count({ where: { entityId, enrichedAt: { not: null } } });
           if (enriched >= count) return;
           const now = performance.now();
           if (enriched !== progress.enriched) progress = { enriched, at: now };

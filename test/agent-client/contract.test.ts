@@ -99,7 +99,7 @@ beforeAll(async () => {
   tenant = await createTenant(h);
   contentIds = await storeSources(h, tenant, CORPUS);
   await waitFor(async () =>
-    (await h.deps.db.content.count({ where: { id: { in: contentIds }, enrichedAt: { not: null } } })) === contentIds.length
+    (await h.deps.db.content.count({ where: { id: { in: contentIds }, enrichment: { enrichedAt: { not: null } } } })) === contentIds.length
       ? true
       : undefined,
   );

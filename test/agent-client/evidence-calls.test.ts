@@ -104,8 +104,12 @@ describe("the agent client's evidence capture (ingest destination evidence)", ()
       expect(stats.remaining).toBe(0);
       const contentId = first.ingest.content_ids[0];
       expect(await h.deps.db.opinionUnit.count({ where: { contentId } })).toBeGreaterThan(0);
-      const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: contentId } });
-      expect(row).toMatchObject({ collectionScope: "agent_approved", coverageState: "bounded", enrichedAt: expect.any(Date) });
+      const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: contentId }, include: { enrichment: true } });
+      expect(row).toMatchObject({
+        collectionScope: "agent_approved",
+        coverageState: "bounded",
+        enrichment: { enrichedAt: expect.any(Date) },
+      });
 
       // The same evidence again: the original is reused and the capture answers the same run.
       const again = await call("ingest", args);

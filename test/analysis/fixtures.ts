@@ -75,9 +75,11 @@ export async function storeSources(h: Harness, tenant: Tenant, sources: SourceIn
 export async function storedKinds(h: Harness, ids: string[]): Promise<[string | null, number | null][]> {
   const rows = await h.deps.db.content.findMany({
     where: { id: { in: ids } },
-    select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
+    select: { id: true, enrichment: { select: { feedbackKind: true, feedbackKindConfidence: true } } },
   });
-  return rows.sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id)).map((r) => [r.feedbackKind, r.feedbackKindConfidence]);
+  return rows
+    .sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id))
+    .map((r) => [r.enrichment?.feedbackKind ?? null, r.enrichment?.feedbackKindConfidence ?? null]);
 }
 
 /** Polls `check` until it answers a value other than undefined, or fails after `timeoutMs`. */

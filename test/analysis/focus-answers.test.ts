@@ -66,7 +66,9 @@ beforeAll(async () => {
   kindOf = new Map(ids.map((id, i) => [id, sources[i]!.kind]));
   await waitFor(
     async () =>
-      (await h.deps.db.content.count({ where: { id: { in: ids }, enrichedAt: { not: null } } })) === ids.length ? true : undefined,
+      (await h.deps.db.content.count({ where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } } })) === ids.length
+        ? true
+        : undefined,
     30_000,
   );
 });

@@ -41,7 +41,9 @@ beforeAll(async () => {
   h.startWorkers({ "analysis.run.v1": analysisProcessor, "enrichment.content.v1": enrichmentProcessor });
   ids = await storeSources(h, tenant, NOTES_APP);
   await waitFor(async () =>
-    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichedAt: { not: null } } })) === ids.length ? true : undefined,
+    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } } })) === ids.length
+      ? true
+      : undefined,
   );
 });
 afterAll(async () => {

@@ -121,7 +121,9 @@ beforeAll(async () => {
     })
   ).id;
   await waitFor(async () =>
-    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichedAt: { not: null } } })) === ids.length ? true : undefined,
+    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } } })) === ids.length
+      ? true
+      : undefined,
   );
 });
 afterAll(async () => {

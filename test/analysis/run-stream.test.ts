@@ -33,7 +33,9 @@ beforeAll(async () => {
   knowledgeId = knowledge.id;
   // Ingest queued enrichment; the analyses below read the stored embeddings and units.
   await waitFor(async () =>
-    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichedAt: { not: null } } })) === ids.length ? true : undefined,
+    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } } })) === ids.length
+      ? true
+      : undefined,
   );
 });
 afterAll(async () => {

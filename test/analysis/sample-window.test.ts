@@ -54,12 +54,22 @@ async function store(t: Tenant, spec: SourceSpec, units: UnitSpec[] = []): Promi
       dedupKey: id,
       createdAt: at(spec.created),
       publishedAt: spec.published === undefined ? null : at(spec.published),
-      feedbackKind: spec.feedbackKind ?? null,
-      feedbackKindConfidence: spec.confidence ?? null,
-      embedding: spec.embedding ?? [],
-      embeddingModel: spec.embeddingModel ?? null,
     },
   });
+  // What enrichment would have written of it, in its own table (an original without any has no row there).
+  if (spec.feedbackKind !== undefined || spec.confidence != null || spec.embedding !== undefined || spec.embeddingModel !== undefined)
+    await h.deps.db.contentEnrichment.create({
+      data: {
+        contentId: id,
+        entityId,
+        platform: "reddit",
+        createdAt: at(spec.created),
+        feedbackKind: spec.feedbackKind ?? null,
+        feedbackKindConfidence: spec.confidence ?? null,
+        embedding: spec.embedding ?? [],
+        embeddingModel: spec.embeddingModel ?? null,
+      },
+    });
   if (units.length > 0)
     await h.deps.db.opinionUnit.createMany({
       data: units.map((u, i) => ({

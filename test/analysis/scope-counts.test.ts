@@ -340,8 +340,10 @@ describe("the one-pass statement and the roll-ups answer what the per-theme stat
     await h.deps.db.$executeRaw`UPDATE content_store SET kind = 'summary' WHERE id = ANY(${at(8, 11)}::uuid[])`;
     await h.deps.db.$executeRaw`UPDATE content_store SET metadata = '{"kind": "meeting_note"}' WHERE id = ANY(${at(11, 13)}::uuid[])`;
     // Enrichment's columns change nothing counted.
-    await h.deps.db
-      .$executeRaw`UPDATE content_store SET feedback_kind = 'other', enriched_at = now() WHERE id = ANY(${at(13, 20)}::uuid[])`;
+    await h.deps.db.$executeRaw`
+      INSERT INTO content_enrichment (content_id, entity_id, platform, created_at, feedback_kind, enriched_at)
+      SELECT id, entity_id, platform, created_at, 'other', now() FROM content_store WHERE id = ANY(${at(13, 20)}::uuid[])
+      ON CONFLICT (content_id) DO UPDATE SET feedback_kind = EXCLUDED.feedback_kind, enriched_at = EXCLUDED.enriched_at`;
     await expectSame();
     await h.deps.db.$executeRaw`DELETE FROM content_store WHERE id = ANY(${at(20, 30)}::uuid[])`;
     await expectSame();

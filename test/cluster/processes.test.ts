@@ -70,7 +70,9 @@ beforeAll(async () => {
   const enrich = h.startWorkers({ "enrichment.content.v1": enrichmentProcessor });
   const ids = await storeSources(h, tenant, CORPUS);
   await waitFor(async () =>
-    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichedAt: { not: null } } })) === ids.length ? true : undefined,
+    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } } })) === ids.length
+      ? true
+      : undefined,
   );
   await enrich.close();
   webs.push(...(await Promise.all([startWeb(), startWeb()])));

@@ -122,6 +122,8 @@ describe("DELETE /agent/v1/content/{content_id}", () => {
     const recordId = await createRecord();
     const analysis = await runAnalysis();
     expect(analysis.data.evidence.some((e) => [ids.source, ids.comment, ids.reply].includes(e.content_id))).toBe(true);
+    const deleted = { contentId: { in: [ids.source, ids.comment, ids.reply] } };
+    expect(await h.deps.db.contentEnrichment.count({ where: deleted })).toBe(3);
     // An action derived from the generated record about the word (its title starts as the record's).
     const generated = await h.deps.db.knowledgeInsight.findFirstOrThrow({ where: { title: { contains: MARKER, mode: "insensitive" } } });
     const action = await h.http
@@ -171,6 +173,7 @@ describe("DELETE /agent/v1/content/{content_id}", () => {
     expect((await search(h, team.token, MARKER)).results).toEqual([]);
     expect(await exportText(h, team.token)).not.toContain(MARKER);
     expect(await h.deps.db.content.count({ where: { id: { in: [ids.source, ids.comment, ids.reply] } } })).toBe(0);
+    expect(await h.deps.db.contentEnrichment.count({ where: deleted })).toBe(0);
     expect(await h.deps.db.content.count({ where: { id: { in: [ids.kept, ids.other] } } })).toBe(2);
 
     // The analysis keeps its answer and every citation; those of the deleted rows say why and when.
@@ -274,6 +277,7 @@ describe("DELETE /agent/v1/content/{content_id}", () => {
       },
     };
     expect(await enrichContent(h.deps.pool, racing, [id])).toMatchObject({ missing: 1, enriched: 0, unitsInserted: 0 });
+    expect(await h.deps.db.contentEnrichment.count({ where: { contentId: id } })).toBe(0);
     expect(await tablesContaining(h, "flumbergast")).toEqual([]);
   });
 

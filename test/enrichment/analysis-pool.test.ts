@@ -83,10 +83,10 @@ describe("analysis threads", () => {
     const expected = analyseRows(rows);
     const stored = await h.deps.db.content.findMany({
       where: { id: { in: ids } },
-      select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
+      select: { id: true, enrichment: { select: { feedbackKind: true, feedbackKindConfidence: true } } },
     });
-    const kindOf = new Map(stored.map((r) => [r.id, r.feedbackKind]));
-    const confidenceOf = new Map(stored.map((r) => [r.id, r.feedbackKindConfidence]));
+    const kindOf = new Map(stored.map((r) => [r.id, r.enrichment?.feedbackKind]));
+    const confidenceOf = new Map(stored.map((r) => [r.id, r.enrichment?.feedbackKindConfidence]));
     const units = await h.deps.db.opinionUnit.findMany({ where: { contentId: { in: ids } }, orderBy: { startOffset: "asc" } });
     for (const [i, id] of ids.entries()) {
       expect(kindOf.get(id)).toBe(expected[i]!.kind.kind);

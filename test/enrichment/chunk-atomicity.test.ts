@@ -36,7 +36,8 @@ describe("an enrichment chunk", () => {
       (await analyseInline(rows)).map((row) => ({ ...row, spans: row.spans.map((span) => ({ ...span, kind: "nonsense" as "opinion" })) }));
     await expect(enrichContent(h.deps.pool, createEmbedder(h.config), ids, refused)).rejects.toThrow(/opinion_units_kind_check/);
     const rows = await h.deps.pool.query<{ enriched: number }>(
-      "SELECT count(*) FILTER (WHERE enriched_at IS NOT NULL)::int AS enriched FROM content_store WHERE id = ANY($1::uuid[])",
+      `SELECT count(*) FILTER (WHERE e.enriched_at IS NOT NULL)::int AS enriched
+       FROM content_store c LEFT JOIN content_enrichment e ON e.content_id = c.id WHERE c.id = ANY($1::uuid[])`,
       [ids],
     );
     expect(rows.rows[0]!.enriched).toBe(0);

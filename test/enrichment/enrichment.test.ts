@@ -32,7 +32,7 @@ afterAll(() => h.close());
 async function snapshot() {
   const rows = await h.deps.db.content.findMany({
     where: { id: { in: ids } },
-    select: { id: true, embedding: true, embeddingModel: true, enrichedAt: true },
+    select: { id: true, enrichment: { select: { embedding: true, embeddingModel: true, enrichedAt: true } } },
     orderBy: { id: "asc" },
   });
   const units = await h.deps.db.opinionUnit.findMany({
@@ -47,16 +47,19 @@ describe("enrichment.content.v1", () => {
     await h.deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: deriveJobId("enrich", ...ids) });
     const rows = await waitFor(
       async () => {
-        const found = await h.deps.db.content.findMany({ where: { id: { in: ids }, enrichedAt: { not: null } } });
+        const found = await h.deps.db.content.findMany({
+          where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } },
+          include: { enrichment: true },
+        });
         return found.length === ids.length ? found : undefined;
       },
       20_000,
       "rows to be enriched",
     );
     for (const row of rows) {
-      expect(row.embeddingModel).toBe("local-hashing-v1");
-      expect(row.embedding).toHaveLength(384);
-      expect(row.embedding.some((v) => v !== 0)).toBe(true);
+      expect(row.enrichment?.embeddingModel).toBe("local-hashing-v1");
+      expect(row.enrichment?.embedding).toHaveLength(384);
+      expect(row.enrichment?.embedding.some((v) => v !== 0)).toBe(true);
     }
 
     const { units } = await snapshot();
@@ -116,7 +119,7 @@ describe("enrichment.content.v1", () => {
     const [fresh] = await storeSources(h, tenant, [{ platform: "github", content: "The CLI is fast. Installation failed twice." }]);
     // Ingest queues enrichment after commit; the running worker picks it up.
     await waitFor(
-      async () => ((await h.deps.db.content.findUnique({ where: { id: fresh! } }))?.enrichedAt ? true : undefined),
+      async () => ((await h.deps.db.contentEnrichment.findUnique({ where: { contentId: fresh! } }))?.enrichedAt ? true : undefined),
       20_000,
       "ingested row to be enriched",
     );
@@ -142,8 +145,10 @@ describe("enrichment.content.v1", () => {
     expect(a.enriched + b.enriched).toBeLessThanOrEqual(rows.length);
     const units = await h.deps.db.opinionUnit.groupBy({ by: ["contentId"], where: { contentId: { in: rows } }, _count: true });
     expect(units.map((u) => u._count)).toEqual(rows.map(() => 2));
-    const stored = await h.deps.db.content.findMany({ where: { id: { in: rows } } });
-    expect(stored.every((r) => r.enrichedAt !== null && r.embedding.length === 384)).toBe(true);
+    const stored = await h.deps.db.content.findMany({ where: { id: { in: rows } }, include: { enrichment: true } });
+    const enriched = (r: (typeof stored)[number]) =>
+      r.enrichment !== null && r.enrichment.enrichedAt !== null && r.enrichment.embedding.length === 384;
+    expect(stored.every(enriched)).toBe(true);
   });
 
   it("stores each row's vector, exactly as the embedder gave it, in its own row of the chunk", async () => {
@@ -154,7 +159,10 @@ describe("enrichment.content.v1", () => {
     );
     // The job ingest queued runs first (with the configured embedder), so it cannot overwrite the probe's vectors.
     await waitFor(
-      async () => ((await h.deps.db.content.count({ where: { id: { in: rows }, enrichedAt: { not: null } } })) === 5 ? true : undefined),
+      async () =>
+        (await h.deps.db.content.count({ where: { id: { in: rows }, enrichment: { enrichedAt: { not: null } } } })) === 5
+          ? true
+          : undefined,
       20_000,
       "ingested rows to be enriched",
     );
@@ -163,10 +171,26 @@ describe("enrichment.content.v1", () => {
     const vectorOf = (text: string) =>
       Array.from({ length: 4 }, (_, d) => (d === 3 && text.includes("row 2") ? Number.POSITIVE_INFINITY : (text.length * (d + 1)) / -7e3));
     const embedder = { model: "probe-vectors", dimensions: 4, embed: async (texts: string[]) => texts.map(vectorOf) };
+    // The originals' row versions: enrichment writes beside them (content_enrichment) and never rewrites them.
+    const versions = (q: typeof h.deps.pool) =>
+      q.query<{ id: string; version: string }>(
+        "SELECT id, xmin::text || ':' || ctid::text AS version FROM content_store WHERE id = ANY($1::uuid[]) ORDER BY id",
+        [rows],
+      );
+    const before = (await versions(h.deps.pool)).rows;
     const result = await enrichContent(h.deps.pool, embedder, rows, undefined, 2);
     expect(result).toMatchObject({ requested: 5, enriched: 5 });
+    expect((await versions(h.deps.pool)).rows).toEqual(before);
+    // The enrichment rows carry their originals' entity, platform and stored time.
+    const copies = await h.deps.pool.query<{ same: boolean }>(
+      `SELECT (e.entity_id, e.platform, e.created_at, e.embedding_model) = (c.entity_id, c.platform, c.created_at, 'probe-vectors') AS same
+       FROM content_store c JOIN content_enrichment e ON e.content_id = c.id WHERE c.id = ANY($1::uuid[])`,
+      [rows],
+    );
+    expect(copies.rows).toEqual(rows.map(() => ({ same: true })));
     const stored = await h.deps.pool.query<{ id: string; title: string; content: string; embedding: number[] }>(
-      "SELECT id, title, content, embedding FROM content_store WHERE id = ANY($1::uuid[])",
+      `SELECT c.id, c.title, c.content, e.embedding
+       FROM content_store c LEFT JOIN content_enrichment e ON e.content_id = c.id WHERE c.id = ANY($1::uuid[])`,
       [rows],
     );
     expect(stored.rows).toHaveLength(5);

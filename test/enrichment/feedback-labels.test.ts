@@ -133,7 +133,7 @@ describe("enrichment with stored labels", () => {
     await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
     await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ANY(${ids}::uuid[])`;
     await h.deps.db
-      .$executeRaw`UPDATE content_store SET feedback_kind = NULL, feedback_kind_confidence = NULL WHERE id = ANY(${ids}::uuid[])`;
+      .$executeRaw`UPDATE content_enrichment SET feedback_kind = NULL, feedback_kind_confidence = NULL WHERE content_id = ANY(${ids}::uuid[])`;
     const result = await reanalyseContent(h.deps.pool, ids);
     expect(result.reanalysed).toBe(3);
     const stored = await kinds(ids);

@@ -158,8 +158,8 @@ describe("enrichment.kinds.v1", () => {
     });
     // Only the newest sources are read again: here the fresh issues, stored after the labelled ones, the first oldest.
     for (const [i, id] of freshIds.entries()) {
-      await h.deps.db.$executeRaw`UPDATE content_store SET created_at = now() + ${i} * interval '1 second', feedback_kind = 'bug_report'
-        WHERE id = ${id}::uuid`;
+      await h.deps.db.$executeRaw`UPDATE content_store SET created_at = now() + ${i} * interval '1 second' WHERE id = ${id}::uuid`;
+      await h.deps.db.$executeRaw`UPDATE content_enrichment SET feedback_kind = 'bug_report' WHERE content_id = ${id}::uuid`;
     }
     expect(await adaptTrackerKinds(h.deps.pool, tracker, undefined, { maxRows: 3, pageRows: 2 })).toEqual({
       labelled: 40,

@@ -43,7 +43,7 @@ async function readings(ids: string[]) {
   });
   const rows = await h.deps.db.content.findMany({
     where: { id: { in: ids } },
-    select: { id: true, feedbackKind: true, feedbackKindConfidence: true },
+    select: { id: true, enrichment: { select: { feedbackKind: true, feedbackKindConfidence: true } } },
     orderBy: { id: "asc" },
   });
   return {
@@ -92,7 +92,8 @@ describe("re-analysis by the current analyser", () => {
       UPDATE opinion_units SET analyser_version = ${ANALYSER_VERSION - 1}, aspect = 'stale aspect', sentiment_label = 'neutral'
       WHERE content_id = ${stale}::uuid`;
     await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ${emptied}::uuid`;
-    await h.deps.db.$executeRaw`UPDATE content_store SET feedback_kind = NULL, feedback_kind_confidence = NULL WHERE id = ${emptied}::uuid`;
+    await h.deps.db
+      .$executeRaw`UPDATE content_enrichment SET feedback_kind = NULL, feedback_kind_confidence = NULL WHERE content_id = ${emptied}::uuid`;
     await expectRollupsExact();
 
     // The other entity's rows and the row not enriched yet are not queued; the code-only row has no units, so it is.

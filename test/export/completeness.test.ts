@@ -21,7 +21,9 @@ const cover = (body: Record<string, unknown>) => h.http.post("/agent/v1/ingest/c
 /** What the enrichment worker leaves behind: an embedding, opinion units, enriched_at. */
 async function enrich(ids: string[], withUnits = true) {
   for (const id of ids) {
-    await h.deps.db.$executeRaw`UPDATE content_store SET embedding = ARRAY[0.1, 0.2]::real[], enriched_at = now() WHERE id = ${id}::uuid`;
+    await h.deps.db.$executeRaw`
+      INSERT INTO content_enrichment (content_id, entity_id, platform, created_at, embedding, enriched_at)
+      SELECT id, entity_id, platform, created_at, ARRAY[0.1, 0.2]::real[], now() FROM content_store WHERE id = ${id}::uuid`;
     if (withUnits) {
       const row = await h.deps.db.content.findUniqueOrThrow({ where: { id } });
       await h.deps.db.opinionUnit.create({
@@ -44,7 +46,9 @@ describe("GET /agent/v1/export/completeness", () => {
     });
     const [s1, s2, hn, c1] = res.body.content_ids as string[];
     await enrich([s1 as string, c1 as string]);
-    await h.deps.db.$executeRaw`UPDATE content_store SET embedding = ARRAY[0.3]::real[] WHERE id = ${s2}::uuid`;
+    await h.deps.db.$executeRaw`
+      INSERT INTO content_enrichment (content_id, entity_id, platform, created_at, embedding)
+      SELECT id, entity_id, platform, created_at, ARRAY[0.3]::real[] FROM content_store WHERE id = ${s2}::uuid`;
     await cover({
       entity_id: entity.id,
       collector: "reddit",

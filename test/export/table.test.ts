@@ -35,8 +35,10 @@ beforeAll(async () => {
 
   // Rows of the other exported tables, linked to the entity.
   const [first] = contentIds as [string];
-  await h.deps.db
-    .$executeRaw`UPDATE content_store SET embedding = ARRAY[0.5, -0.25, 1]::real[], embedding_model = 'hash-3' WHERE id = ${first}::uuid`;
+  await h.deps.db.$executeRaw`
+    INSERT INTO content_enrichment (content_id, entity_id, platform, created_at, embedding, embedding_model)
+    SELECT id, entity_id, platform, created_at, ARRAY[0.5, -0.25, 1]::real[], 'hash-3' FROM content_store WHERE id = ${first}::uuid
+    ON CONFLICT (content_id) DO UPDATE SET embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model`;
   const unit = await h.deps.db.opinionUnit.create({
     data: {
       contentId: first,
@@ -142,6 +144,14 @@ describe("GET /agent/v1/export/table/{table_name}", () => {
     expect(Date.parse(row.created_at)).toBe(stored.createdAt.getTime());
     const commentRow = res.body.rows.find((r: { kind: string; entity_id: string }) => r.kind === "comment");
     expect(commentRow.parent_id).toBe(contentIds[0]);
+    // Not enriched: the enrichment's columns are there, null.
+    expect(commentRow).toMatchObject({
+      embedding: null,
+      embedding_model: null,
+      enriched_at: null,
+      feedback_kind: null,
+      feedback_kind_confidence: null,
+    });
     expect(res.body.rows.some((r: { entity_id: string }) => r.entity_id === strangerEntity.id)).toBe(false);
   });
 

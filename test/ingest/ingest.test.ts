@@ -50,7 +50,7 @@ describe("POST /agent/v1/ingest/content", () => {
 
     const [parentId] = res.body.parent_content_ids as string[];
     const [commentId] = res.body.comment_content_ids as string[];
-    const parent = await h.deps.db.content.findUniqueOrThrow({ where: { id: parentId } });
+    const parent = await h.deps.db.content.findUniqueOrThrow({ where: { id: parentId }, include: { enrichment: true } });
     expect(parent).toMatchObject({
       entityId: entity.id,
       workspaceId: entity.workspace_id,
@@ -66,7 +66,8 @@ describe("POST /agent/v1/ingest/content", () => {
       collectionRunId: "run-1",
       collectionScope: "subreddit:acme",
       coverageState: "sampled",
-      embedding: [],
+      // Not enriched yet: nothing of it in content_enrichment.
+      enrichment: null,
     });
     expect(parent.content).toBe(source(1).content);
     expect(parent.publishedAt?.toISOString()).toBe("2026-01-02T03:04:05.000Z");

@@ -126,7 +126,7 @@ describe("opinion unit rollups", () => {
     );
     await expectExact();
     // Enrichment of the originals whose units were removed writes them again.
-    await h.deps.db.content.updateMany({ where: { id: c }, data: { enrichedAt: null } });
+    await h.deps.db.contentEnrichment.updateMany({ where: { contentId: c }, data: { enrichedAt: null } });
     await enrichContent(h.deps.pool, createEmbedder(h.config), [c]);
     await expectExact();
   });

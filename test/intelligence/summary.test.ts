@@ -75,9 +75,18 @@ async function store(entityId: string, originals: Original[]) {
           };
         }),
       });
-      await h.deps.db.content.update({
-        where: { id: contentId },
-        data: { enrichedAt: new Date(), embeddingModel: "local-hashing-v1", embedding: [1] },
+      const original = await h.deps.db.content.findUniqueOrThrow({ where: { id: contentId } });
+      const enrichment = { enrichedAt: new Date(), embeddingModel: "local-hashing-v1", embedding: [1] };
+      await h.deps.db.contentEnrichment.upsert({
+        where: { contentId },
+        create: {
+          contentId,
+          entityId: original.entityId,
+          platform: original.platform,
+          createdAt: original.createdAt,
+          ...enrichment,
+        },
+        update: enrichment,
       });
     }
   }

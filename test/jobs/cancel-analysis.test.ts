@@ -52,7 +52,9 @@ beforeAll(async () => {
   tracker = trackEnds(workers);
   const ids = await storeSources(h, tenant, CORPUS);
   await waitFor(async () =>
-    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichedAt: { not: null } } })) === ids.length ? true : undefined,
+    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } } })) === ids.length
+      ? true
+      : undefined,
   );
 });
 afterAll(async () => {

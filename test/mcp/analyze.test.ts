@@ -31,7 +31,9 @@ beforeAll(async () => {
   h.startWorkers({ "analysis.run.v1": analysisProcessor, "enrichment.content.v1": enrichmentProcessor });
   ids = await storeSources(h, tenant, CORPUS);
   await waitFor(async () =>
-    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichedAt: { not: null } } })) === ids.length ? true : undefined,
+    (await h.deps.db.content.count({ where: { id: { in: ids }, enrichment: { enrichedAt: { not: null } } } })) === ids.length
+      ? true
+      : undefined,
   );
   connected = await connect(server.url, { bearer: tenant.token });
   client = connected.client;

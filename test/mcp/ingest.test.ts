@@ -103,8 +103,12 @@ describe("ingest over MCP", () => {
         enrichment: { status: "completed", entity_id: team.entityId },
       });
       const contentId = (first.ingest as { content_ids: string[] }).content_ids[0]!;
-      const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: contentId } });
-      expect(row).toMatchObject({ platform: "claude_code", collectionScope: "agent_approved", enrichedAt: expect.any(Date) });
+      const row = await h.deps.db.content.findUniqueOrThrow({ where: { id: contentId }, include: { enrichment: true } });
+      expect(row).toMatchObject({
+        platform: "claude_code",
+        collectionScope: "agent_approved",
+        enrichment: { enrichedAt: expect.any(Date) },
+      });
       expect(row.metadata).toMatchObject({ task: "export review", ingestion_contract: "mcp" });
 
       const again = await ok(client, "ingest", args);

@@ -249,7 +249,11 @@ describe("POST /api/observations/submit", () => {
       };
       const res = await submit(body);
       const id = res.body.ids[0] as string;
-      await until(async () => ((await h.deps.db.content.findUniqueOrThrow({ where: { id } })).enrichedAt ? true : undefined));
+      await until(async () =>
+        (await h.deps.db.content.findUniqueOrThrow({ where: { id }, include: { enrichment: true } })).enrichment?.enrichedAt
+          ? true
+          : undefined,
+      );
       expect(await h.deps.db.opinionUnit.count({ where: { contentId: id } })).toBeGreaterThan(0);
       const retry = await submit(body);
       expect(retry.body).toMatchObject({ processing_status: "enriched", ids: [id], observations: [{ processing_status: "enriched" }] });

@@ -71,7 +71,8 @@ export async function buildSharedWorld(h: Harness): Promise<SharedWorld> {
   );
   await waitFor(
     async () =>
-      (await h.deps.db.content.count({ where: { id: { in: contentIds }, enrichedAt: { not: null } } })) === contentIds.length
+      (await h.deps.db.content.count({ where: { id: { in: contentIds }, enrichment: { enrichedAt: { not: null } } } })) ===
+      contentIds.length
         ? true
         : undefined,
     30_000,

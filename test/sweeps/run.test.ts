@@ -42,8 +42,13 @@ async function ingest(entityId: string, n: number, prefix: string) {
   return res.body.content_ids as string[];
 }
 
-const enrichedState = (ids: string[]) =>
-  h.deps.db.content.findMany({ where: { id: { in: ids } }, select: { id: true, enrichedAt: true, embeddingModel: true } });
+const enrichedState = async (ids: string[]) =>
+  (
+    await h.deps.db.content.findMany({
+      where: { id: { in: ids } },
+      select: { id: true, enrichment: { select: { enrichedAt: true, embeddingModel: true } } },
+    })
+  ).map((r) => ({ id: r.id, enrichedAt: r.enrichment?.enrichedAt ?? null, embeddingModel: r.enrichment?.embeddingModel ?? null }));
 
 describe("POST /api/sweeps/run", () => {
   it("enriches the entity's newly stored originals and answers the run with its statistics; the same key answers the same run", async () => {

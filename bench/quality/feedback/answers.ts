@@ -101,8 +101,8 @@ export async function answerSection(
     if (kinds) {
       const read = issues.filter((i) => kinds.has(i.id));
       await service.query(
-        `UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
-         FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence) WHERE c.id = u.id`,
+        `UPDATE content_enrichment e SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
+         FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence) WHERE e.content_id = u.id`,
         [read.map((i) => contentIdOf.get(i.id)), read.map((i) => kinds.get(i.id)!.kind), read.map((i) => kinds.get(i.id)!.confidence)],
       );
       log(`   feedback kinds of ${read.length} issues from models that did not see their project (out-of-fold.ts)`);

@@ -88,6 +88,19 @@ async function visibility(db: Db, userId: string, table: ExportTable, entityId: 
   }
 }
 
+/**
+ * A page row as exported: the table's row without its full-text vector; an original also with what enrichment
+ * wrote of it (content_enrichment, null until enriched), as the columns it was stored in.
+ */
+function exportedRow(table: ExportTable): { row: Prisma.Sql; join: Prisma.Sql } {
+  if (table !== "content_store") return { row: Prisma.sql`to_jsonb(t) - 'search_vector'`, join: Prisma.empty };
+  return {
+    row: Prisma.sql`(to_jsonb(t) - 'search_vector') || jsonb_build_object('embedding', e.embedding, 'embedding_model', e.embedding_model,
+      'enriched_at', e.enriched_at, 'feedback_kind', e.feedback_kind, 'feedback_kind_confidence', e.feedback_kind_confidence)`,
+    join: Prisma.sql`LEFT JOIN content_enrichment e ON e.content_id = t.id`,
+  };
+}
+
 export async function exportTable(db: Db, userId: string, input: ExportTableInput): Promise<ExportTableResponse> {
   const limit = input.limit ?? DEFAULT_EXPORT_LIMIT;
   const cursor = input.cursor ? decodeCursor(input.cursor) : undefined;
@@ -95,6 +108,7 @@ export async function exportTable(db: Db, userId: string, input: ExportTableInpu
   const visible = await visibility(db, userId, input.table, input.entityId);
   const afterCursor = cursor ? Prisma.sql`AND (t.created_at, t.id) > (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty;
   const skip = input.offset ?? 0;
+  const exported = exportedRow(input.table);
 
   const [counts, page] = await db.$transaction(
     async (tx) => {
@@ -104,11 +118,11 @@ export async function exportTable(db: Db, userId: string, input: ExportTableInpu
           ${cursor ? Prisma.sql`count(*) FILTER (WHERE (t.created_at, t.id) <= (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid))::int` : Prisma.sql`0`} AS before
         FROM ${table} t WHERE ${visible}`;
       const rows = await tx.$queryRaw<{ row: Record<string, unknown>; k_ts: Date; k_id: string }[]>`
-        SELECT to_jsonb(t) - 'search_vector' AS row, t.created_at AS k_ts, t.id AS k_id
+        SELECT ${exported.row} AS row, t.created_at AS k_ts, t.id AS k_id
         FROM (
           SELECT t.id FROM ${table} t WHERE ${visible} ${afterCursor}
           ORDER BY t.created_at, t.id OFFSET ${skip} LIMIT ${limit + 1}
-        ) p JOIN ${table} t ON t.id = p.id
+        ) p JOIN ${table} t ON t.id = p.id ${exported.join}
         ORDER BY t.created_at, t.id`;
       return [counted[0] ?? { total: 0, before: 0 }, rows] as const;
     },

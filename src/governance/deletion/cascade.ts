@@ -134,6 +134,8 @@ export async function deleteOriginals(tx: DbTx, input: CascadeInput): Promise<{ 
     await tx.$executeRaw`DELETE FROM opinion_source_rollups WHERE entity_id = ANY(${entities}::uuid[]) AND sources = 0`;
   }
   if (input.reason !== "workspace_deleted") counts.coverage_records_updated = await tallyRemovals(tx, ids, input.reason, at);
+  // The enrichment rows in one statement (the foreign key's cascade would delete them one original at a time).
+  await tx.$executeRaw`DELETE FROM content_enrichment WHERE content_id = ANY(${ids}::uuid[])`;
   await tx.$executeRaw`DELETE FROM content_store WHERE id = ANY(${ids}::uuid[])`;
   return { counts, rows, at };
 }

@@ -60,7 +60,7 @@ export async function loadQuoteOriginals(db: Db, candidates: QuoteCandidate[]): 
             metadata: true,
             workspaceId: true,
             entityId: true,
-            feedbackKind: true,
+            enrichment: { select: { feedbackKind: true } },
           },
         });
   const units =
@@ -70,7 +70,10 @@ export async function loadQuoteOriginals(db: Db, candidates: QuoteCandidate[]): 
           where: { id: { in: unitIds } },
           select: { id: true, contentId: true, startOffset: true, endOffset: true },
         });
-  return { rows: new Map(rows.map((r) => [r.id, r])), units: new Map(units.map((u) => [u.id, u])) };
+  return {
+    rows: new Map(rows.map(({ enrichment, ...r }) => [r.id, { ...r, feedbackKind: enrichment?.feedbackKind ?? null }])),
+    units: new Map(units.map((u) => [u.id, u])),
+  };
 }
 
 /** The quote gate in one call: reads the cited originals, then checks the candidates against them. */

@@ -110,14 +110,19 @@ export async function retrieve(
       author: true,
       publishedAt: true,
       content: true,
-      feedbackKind: true,
-      feedbackKindConfidence: true,
+      enrichment: { select: { feedbackKind: true, feedbackKindConfidence: true } },
     },
   });
-  const scored = rows.map((r) => {
+  const scored = rows.map(({ enrichment, ...r }) => {
     const entry = fused.get(r.id)!;
     const boost = scope.preferFirstParty && isFirstParty(r.platform) ? 1 / RRF_K : 0;
-    return { ...r, score: entry.score + boost, via: [...entry.via].sort() };
+    return {
+      ...r,
+      feedbackKind: enrichment?.feedbackKind ?? null,
+      feedbackKindConfidence: enrichment?.feedbackKindConfidence ?? null,
+      score: entry.score + boost,
+      via: [...entry.via].sort(),
+    };
   });
   scored.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
   const keep = scope.contentIds ? Math.max(limit, scope.contentIds.length) : limit;

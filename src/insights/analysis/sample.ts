@@ -15,7 +15,7 @@ import { type AnalysisScope, entitiesInScope, mergedReads, scopeCondition } from
  *
  * Every read follows an index in its order for each entity of the scope, the entities' reads merged
  * (mergedReads) and stopped at what the tier needs, so the cost does not grow with the scope (ten
- * million originals read like ten thousand): the sources of a kind along content_store_entity_kind_sure_idx,
+ * million originals read like ten thousand): the sources of a kind along content_enrichment_entity_kind_sure_idx,
  * the recent ones along content_store_entity_seen_idx, and statements among the scope's newest UNIT_WINDOW
  * opinion units (opinion_units_entity_seen_idx). The counts an analysis reports are over the whole scope in
  * any case (scope-counts.ts); this only picks what it reads and quotes.
@@ -25,9 +25,11 @@ type Row = Omit<RetrievedRow, "score" | "via">;
 /** The scope's most recent opinion units that a statement tier looks among. */
 export const UNIT_WINDOW = 200_000;
 
+/** What is read of a row (`c`) and its enrichment (`e`, joined by WITH_KIND). */
 const COLUMNS = Prisma.sql`c.id, c.entity_id AS "entityId", c.platform, c.kind, c.url, c.title, c.author,
-  c.published_at AS "publishedAt", c.content, c.feedback_kind AS "feedbackKind",
-  c.feedback_kind_confidence AS "feedbackKindConfidence"`;
+  c.published_at AS "publishedAt", c.content, e.feedback_kind AS "feedbackKind",
+  e.feedback_kind_confidence AS "feedbackKindConfidence"`;
+const WITH_KIND = Prisma.sql`LEFT JOIN content_enrichment e ON e.content_id = c.id`;
 
 /** Sources of the scope whose statements among its newest UNIT_WINDOW units match `match` (over `u`), newest first. */
 function bySeenStatements(scope: AnalysisScope, entityIds: string[], have: string[], match: Prisma.Sql, limit: number) {
@@ -45,7 +47,7 @@ function bySeenStatements(scope: AnalysisScope, entityIds: string[], have: strin
       SELECT u.content_id, max(u.seen_at) AS seen FROM (${units}) u
       WHERE ${match}
       GROUP BY u.content_id) m
-    JOIN content_store c ON c.id = m.content_id
+    JOIN content_store c ON c.id = m.content_id ${WITH_KIND}
     WHERE ${scopeCondition(scope)} AND c.id <> ALL(${have}::uuid[])
     ORDER BY m.seen DESC, c.id DESC
     LIMIT ${limit}`;
@@ -67,21 +69,21 @@ export async function topUpFromScope(
   const add = (extra: Row[]) => out.push(...extra.map((r) => ({ ...r, score: 0, via: [] })));
   const wanted = () => limit - out.length;
   if (wanted() > 0 && focus && focus.feedbackKinds.length > 0) {
-    // Per entity and kind, along (entity_id, feedback_kind, confidence desc, created_at desc, id desc).
+    // Per entity and kind, along content_enrichment (entity_id, feedback_kind, confidence desc, created_at desc, content_id desc).
     const skip = have();
     const sure = mergedReads(
       entityIds.flatMap((entity) => focus.feedbackKinds.map((kind) => ({ entity, kind }))),
-      ({ entity, kind }) => Prisma.sql`SELECT c.id, c.feedback_kind_confidence AS sure, c.created_at AS stored_at
-        FROM content_store c
-        WHERE c.entity_id = ${entity}::uuid AND c.feedback_kind = ${kind} AND ${scopeCondition(scope)}
-        ORDER BY c.feedback_kind_confidence DESC NULLS LAST, c.created_at DESC, c.id DESC
+      ({ entity, kind }) => Prisma.sql`SELECT e.content_id AS id, e.feedback_kind_confidence AS sure, e.created_at AS stored_at
+        FROM content_enrichment e JOIN content_store c ON c.id = e.content_id
+        WHERE e.entity_id = ${entity}::uuid AND e.feedback_kind = ${kind} AND ${scopeCondition(scope)}
+        ORDER BY e.feedback_kind_confidence DESC NULLS LAST, e.created_at DESC, e.content_id DESC
         LIMIT ${wanted() + skip.length}`,
       Prisma.sql`x.sure DESC NULLS LAST, x.stored_at DESC, x.id DESC`,
       wanted() + skip.length,
     );
     add(
       await db.$queryRaw<Row[]>`
-        SELECT ${COLUMNS} FROM (${sure}) s JOIN content_store c ON c.id = s.id
+        SELECT ${COLUMNS} FROM (${sure}) s JOIN content_store c ON c.id = s.id ${WITH_KIND}
         WHERE c.id <> ALL(${skip}::uuid[])
         ORDER BY s.sure DESC NULLS LAST, s.stored_at DESC, s.id DESC
         LIMIT ${wanted()}`,
@@ -110,7 +112,7 @@ export async function topUpFromScope(
     );
     add(
       await db.$queryRaw<Row[]>`
-        SELECT ${COLUMNS} FROM (${recent}) s JOIN content_store c ON c.id = s.id
+        SELECT ${COLUMNS} FROM (${recent}) s JOIN content_store c ON c.id = s.id ${WITH_KIND}
         WHERE c.id <> ALL(${skip}::uuid[])
         ORDER BY s.seen DESC, s.id DESC
         LIMIT ${wanted()}`,

@@ -46,12 +46,13 @@ export async function vectorRank(
   if (entityIds.length === 0) return { hits: [], unscored: 0 };
   // The window's ids first (index order, no row's vector read), then the vectors of those rows; the text
   // only of rows that need embedding (a CASE does not evaluate its other branch).
-  const current = Prisma.sql`c.embedding_model = ${embedder.model} AND c.embedding IS NOT NULL`;
+  const current = Prisma.sql`e.embedding_model = ${embedder.model} AND e.embedding IS NOT NULL`;
   const window = await db.$queryRaw<WindowRow[]>`
-    SELECT w.id, CASE WHEN ${current} THEN c.embedding END AS embedding,
+    SELECT w.id, CASE WHEN ${current} THEN e.embedding END AS embedding,
       CASE WHEN ${current} THEN NULL ELSE c.title END AS title,
       CASE WHEN ${current} THEN NULL ELSE left(c.content, 8000) END AS content
     FROM (${newestInScope(scope, entityIds, null, maxScan)}) w JOIN content_store c ON c.id = w.id
+      LEFT JOIN content_enrichment e ON e.content_id = w.id
     ORDER BY w.stored_at DESC, w.id DESC`;
   const stored = window.filter((r) => r.embedding !== null);
   const pending = window.filter((r) => r.embedding === null);

@@ -122,12 +122,14 @@ const OTHER_KINDS = new Set<FeedbackKind | null>(["praise", "complaint", "other"
  * One tracker's enriched sources ($1 entity, $2 platform, $3 repository). Pull requests are not: a `bug` label on
  * one marks a fix, not a report, and a change is no feedback to read.
  */
-const OF_TRACKER = `entity_id = $1::uuid AND platform = $2 AND kind = 'source' AND enriched_at IS NOT NULL
-  AND (metadata->>'repository') IS NOT DISTINCT FROM $3::text AND (metadata->>'pull_request') IS DISTINCT FROM 'true'`;
-const WITH_LABELS = `jsonb_typeof(metadata->'labels') = 'array' AND jsonb_array_length(metadata->'labels') > 0`;
+const OF_TRACKER = `c.entity_id = $1::uuid AND c.platform = $2 AND c.kind = 'source' AND e.enriched_at IS NOT NULL
+  AND (c.metadata->>'repository') IS NOT DISTINCT FROM $3::text AND (c.metadata->>'pull_request') IS DISTINCT FROM 'true'`;
+/** The originals with their enrichment (`c`, `e`), which OF_TRACKER reads. */
+const ENRICHED = "content_store c JOIN content_enrichment e ON e.content_id = c.id";
+const WITH_LABELS = `jsonb_typeof(c.metadata->'labels') = 'array' AND jsonb_array_length(c.metadata->'labels') > 0`;
 /** What is read of a source: its title and the start of its text (as its embedding reads it). */
-const COLUMNS = `id, title, left(content, ${EMBED_TEXT_CHARS}) AS content, metadata->'labels' AS labels, created_at AS "createdAt",
-  feedback_kind AS "feedbackKind", feedback_kind_confidence AS confidence`;
+const COLUMNS = `c.id, c.title, left(c.content, ${EMBED_TEXT_CHARS}) AS content, c.metadata->'labels' AS labels,
+  c.created_at AS "createdAt", e.feedback_kind AS "feedbackKind", e.feedback_kind_confidence AS confidence`;
 
 export async function adaptTrackerKinds(
   pool: pg.Pool,
@@ -140,7 +142,7 @@ export async function adaptTrackerKinds(
   const result: KindAdaptationResult = { labelled: 0, adapted: false, read: 0, changed: 0, whole: false };
   // Most trackers carry no labels: their metadata decides before any text is read.
   const { rows: counted } = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM content_store WHERE ${OF_TRACKER} AND ${WITH_LABELS}`,
+    `SELECT count(*)::int AS n FROM ${ENRICHED} WHERE ${OF_TRACKER} AND ${WITH_LABELS}`,
     params,
   );
   if ((counted[0]?.n ?? 0) < MIN_LABELLED) {
@@ -150,8 +152,8 @@ export async function adaptTrackerKinds(
 
   // Labels that name no kind (`help wanted`) are common: the labels are read first, the texts of the chosen after.
   const { rows: withLabels } = await pool.query<{ id: string; labels: unknown }>(
-    `SELECT id, metadata->'labels' AS labels FROM content_store WHERE ${OF_TRACKER} AND ${WITH_LABELS}
-     ORDER BY created_at DESC, id DESC LIMIT ${LABEL_SCAN_ROWS}`,
+    `SELECT c.id, c.metadata->'labels' AS labels FROM ${ENRICHED} WHERE ${OF_TRACKER} AND ${WITH_LABELS}
+     ORDER BY c.created_at DESC, c.id DESC LIMIT ${LABEL_SCAN_ROWS}`,
     params,
   );
   const kindOf = new Map<string, LabelKind>();
@@ -217,9 +219,9 @@ async function readTracker(
     let after = null as { createdAt: Date; id: string } | null;
     for (let scanned = 0; scanned < limits.maxRows; ) {
       const { rows: page }: { rows: TrackerRow[] } = await pool.query<TrackerRow>(
-        `SELECT ${COLUMNS} FROM content_store WHERE ${OF_TRACKER}
-           AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
-         ORDER BY created_at DESC, id DESC LIMIT $6::int`,
+        `SELECT ${COLUMNS} FROM ${ENRICHED} WHERE ${OF_TRACKER}
+           AND ($4::timestamptz IS NULL OR (c.created_at, c.id) < ($4::timestamptz, $5::uuid))
+         ORDER BY c.created_at DESC, c.id DESC LIMIT $6::int`,
         [...params, after?.createdAt ?? null, after?.id ?? null, Math.min(limits.pageRows, limits.maxRows - scanned)],
       );
       if (page.length === 0) break;
@@ -232,7 +234,7 @@ async function readTracker(
     // The sources enriched since the last run, still of this tracker.
     for (let i = 0; i < pending.length; i += limits.pageRows) {
       const { rows: page } = await pool.query<TrackerRow>(
-        `SELECT ${COLUMNS} FROM content_store WHERE ${OF_TRACKER} AND id = ANY($4::uuid[])`,
+        `SELECT ${COLUMNS} FROM ${ENRICHED} WHERE ${OF_TRACKER} AND c.id = ANY($4::uuid[])`,
         [...params, pending.slice(i, i + limits.pageRows)],
       );
       await readPage(page);
@@ -262,10 +264,11 @@ async function writeKinds(pool: pg.Pool, rows: TrackerRow[], readings: TrackerKi
   if (writes.length === 0) return 0;
   // The rows are locked in id order first, as every other writer of them locks them (service.ts, lockForUnits).
   const { rowCount } = await pool.query(
-    `WITH locked AS (SELECT id FROM content_store WHERE id = ANY($1::uuid[]) AND enriched_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE)
-     UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
+    `WITH locked AS (SELECT c.id FROM ${ENRICHED} WHERE c.id = ANY($1::uuid[]) AND e.enriched_at IS NOT NULL
+                     ORDER BY c.id FOR NO KEY UPDATE OF c)
+     UPDATE content_enrichment e SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
      FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence) JOIN locked l ON l.id = u.id
-     WHERE c.id = u.id`,
+     WHERE e.content_id = u.id`,
     [writes.map((w) => w.id), writes.map((w) => w.kind), writes.map((w) => w.confidence)],
   );
   return rowCount ?? 0;
@@ -295,9 +298,9 @@ export const KIND_ADAPT_DELAY_MS = 30_000;
  */
 export async function trackersOf(pool: pg.Pool, contentIds: string[]): Promise<{ tracker: Tracker; ids: string[] }[]> {
   const { rows } = await pool.query<Tracker & { ids: string[] }>(
-    `SELECT entity_id AS "entityId", platform, metadata->>'repository' AS repository, array_agg(id) AS ids FROM content_store
-     WHERE id = ANY($1::uuid[]) AND kind = 'source' AND enriched_at IS NOT NULL
-       AND (metadata ? 'repository' OR jsonb_typeof(metadata->'labels') = 'array')
+    `SELECT c.entity_id AS "entityId", c.platform, c.metadata->>'repository' AS repository, array_agg(c.id) AS ids FROM ${ENRICHED}
+     WHERE c.id = ANY($1::uuid[]) AND c.kind = 'source' AND e.enriched_at IS NOT NULL
+       AND (c.metadata ? 'repository' OR jsonb_typeof(c.metadata->'labels') = 'array')
      GROUP BY 1, 2, 3`,
     [contentIds],
   );

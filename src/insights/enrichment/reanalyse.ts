@@ -71,9 +71,10 @@ export async function reanalyseContent(
   for (let i = 0; i < ids.length; i += chunkRows) {
     const chunk = ids.slice(i, i + chunkRows);
     const { rows } = await pool.query<StoredRow>(
-      `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, c.enriched_at IS NOT NULL AS enriched, ${labelsColumn("c.")},
+      `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, e.enriched_at IS NOT NULL AS enriched, ${labelsColumn("c.")},
          u.units, u.older AS "olderUnits"
        FROM content_store c
+         LEFT JOIN content_enrichment e ON e.content_id = c.id
          CROSS JOIN LATERAL (SELECT count(*)::int AS units, count(*) FILTER (WHERE o.analyser_version < $2)::int AS older
                              FROM opinion_units o WHERE o.content_id = c.id) u
        WHERE c.id = ANY($1::uuid[])`,
@@ -113,9 +114,9 @@ export async function reanalyseContent(
         .filter((u) => present.has(u.contentId))
         .map((u) => ({ ...u, id: idOf.get(`${u.contentId}:${u.startOffset}:${u.endOffset}`) ?? u.id }));
       await client.query(
-        `UPDATE content_store c SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
+        `UPDATE content_enrichment e SET feedback_kind = u.kind, feedback_kind_confidence = u.confidence
          FROM unnest($1::uuid[], $2::text[], $3::real[]) AS u(id, kind, confidence)
-         WHERE c.id = u.id`,
+         WHERE e.content_id = u.id`,
         [keptIds, rowsKept.map((k) => k.reading.kind), rowsKept.map((k) => storedConfidence(k.reading.confidence))],
       );
       if (kept.length > 0) result.unitsInserted += await insertUnits(client, kept, present);
@@ -142,14 +143,14 @@ export async function queueReanalysis(deps: Pick<AppDeps, "db" | "queues">, enti
       // of the table for every page (a full scan of opinion_units, twice, per 1,000 rows).
       (
         await deps.db.$queryRaw<{ id: string }[]>`
-          SELECT c.id FROM content_store c
-            LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u WHERE u.content_id = c.id LIMIT 1) anyu ON true
+          SELECT e.content_id AS id FROM content_enrichment e
+            LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u WHERE u.content_id = e.content_id LIMIT 1) anyu ON true
             LEFT JOIN LATERAL (SELECT true AS found FROM opinion_units u
-                               WHERE u.content_id = c.id AND u.analyser_version < ${ANALYSER_VERSION} LIMIT 1) older ON true
-          WHERE c.enriched_at IS NOT NULL AND c.id > ${after}::uuid
-            AND (${entityId ?? null}::uuid IS NULL OR c.entity_id = ${entityId ?? null}::uuid)
+                               WHERE u.content_id = e.content_id AND u.analyser_version < ${ANALYSER_VERSION} LIMIT 1) older ON true
+          WHERE e.enriched_at IS NOT NULL AND e.content_id > ${after}::uuid
+            AND (${entityId ?? null}::uuid IS NULL OR e.entity_id = ${entityId ?? null}::uuid)
             AND (anyu.found IS NULL OR older.found)
-          ORDER BY c.id LIMIT ${REANALYSIS_JOB_ROWS}`
+          ORDER BY e.content_id LIMIT ${REANALYSIS_JOB_ROWS}`
       ).map((r) => r.id),
     (ids) => deps.queues.enqueue("enrichment.reanalyse.v1", { contentIds: ids }, { jobId: jobIds.reanalysis(stamp, ids) }),
   );

@@ -9,8 +9,8 @@ import { ANALYSER_VERSION } from "./opinions.js";
 
 /**
  * Enrichment of stored originals, run after ingest commits: each row gets an embedding
- * (content_store.embedding, embedding_model, enriched_at), its opinion units and the kind of
- * feedback it is (content_store.feedback_kind). It is
+ * (content_enrichment.embedding, embedding_model, enriched_at), its opinion units and the kind of
+ * feedback it is (content_enrichment.feedback_kind); the original itself is not rewritten. It is
  * idempotent: a row already embedded with the current model is left alone, and units are
  * inserted with ON CONFLICT (content_id, start_offset) DO NOTHING, so running the same
  * ids again changes nothing.
@@ -48,9 +48,12 @@ export type Unit = Omit<OpinionUnit, "seenAt" | "createdAt">;
  * written, so writing it with them spares the units' trigger a look-up per unit (migration 20261203090000).
  */
 export async function lockForUnits(client: pg.PoolClient, ids: string[], enrichedOnly = false): Promise<Map<string, string | null>> {
+  const enriched = enrichedOnly
+    ? " AND EXISTS (SELECT 1 FROM content_enrichment e WHERE e.content_id = c.id AND e.enriched_at IS NOT NULL)"
+    : "";
   const { rows } = await client.query<{ id: string; seenAt: string | null }>(
-    `SELECT id, content_seen_at(kind, metadata, published_at, created_at)::text AS "seenAt" FROM content_store
-     WHERE id = ANY($1::uuid[])${enrichedOnly ? " AND enriched_at IS NOT NULL" : ""} ORDER BY id FOR NO KEY UPDATE`,
+    `SELECT c.id, content_seen_at(c.kind, c.metadata, c.published_at, c.created_at)::text AS "seenAt" FROM content_store c
+     WHERE c.id = ANY($1::uuid[])${enriched} ORDER BY c.id FOR NO KEY UPDATE OF c`,
     [ids],
   );
   return new Map(rows.map((r) => [r.id, r.seenAt]));
@@ -187,9 +190,9 @@ export async function enrichContent(
   for (let i = 0; i < ids.length; i += chunkRows) {
     const chunk = ids.slice(i, i + chunkRows);
     const { rows } = await pool.query<StoredRow>(
-      `SELECT id, entity_id AS "entityId", title, content, embedding_model AS "embeddingModel", enriched_at AS "enrichedAt",
-         ${labelsColumn()}
-       FROM content_store WHERE id = ANY($1::uuid[])`,
+      `SELECT c.id, c.entity_id AS "entityId", c.title, c.content, e.embedding_model AS "embeddingModel",
+         e.enriched_at AS "enrichedAt", ${labelsColumn("c.")}
+       FROM content_store c LEFT JOIN content_enrichment e ON e.content_id = c.id WHERE c.id = ANY($1::uuid[])`,
       [chunk],
     );
     result.missing += chunk.length - rows.length;
@@ -217,14 +220,19 @@ export async function enrichContent(
       if (writes.length === 0) return;
       const dims = writes[0]!.vector.length;
       if (writes.some((w) => w.vector.length !== dims)) throw new Error("embedding vectors of one chunk differ in length");
+      // The enrichment row is new (the original's first enrichment) or replaced (an older embedding model).
       const updated = await client.query<{ id: string }>(
-        `UPDATE content_store c
-         SET embedding = ($1::real[])[(u.ord - 1) * $2::int + 1 : u.ord * $2::int],
-           embedding_model = $3, enriched_at = $6::timestamptz, feedback_kind = u.kind,
-           feedback_kind_confidence = u.confidence
+        `INSERT INTO content_enrichment AS e (content_id, entity_id, platform, created_at, embedding, embedding_model,
+           enriched_at, feedback_kind, feedback_kind_confidence)
+         SELECT c.id, c.entity_id, c.platform, c.created_at, ($1::real[])[(u.ord - 1) * $2::int + 1 : u.ord * $2::int], $3,
+           $6::timestamptz, u.kind, u.confidence
          FROM unnest($4::uuid[], $5::text[], $7::real[]) WITH ORDINALITY AS u(id, kind, confidence, ord)
-         WHERE c.id = u.id AND (c.enriched_at IS NULL OR c.embedding_model IS NULL OR c.embedding_model <> $3)
-         RETURNING c.id`,
+         JOIN content_store c ON c.id = u.id
+         ON CONFLICT (content_id) DO UPDATE SET embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
+           enriched_at = EXCLUDED.enriched_at, feedback_kind = EXCLUDED.feedback_kind,
+           feedback_kind_confidence = EXCLUDED.feedback_kind_confidence
+         WHERE e.enriched_at IS NULL OR e.embedding_model IS NULL OR e.embedding_model <> $3
+         RETURNING e.content_id AS id`,
         [
           flatVectorBinary(
             writes.map((w) => w.vector),

@@ -16,9 +16,10 @@ export async function requeueUnenriched(deps: Pick<AppDeps, "db" | "queues">, en
     async (after) =>
       (
         await deps.db.$queryRaw<{ id: string }[]>`
-          SELECT id FROM content_store
-          WHERE enriched_at IS NULL AND id > ${after}::uuid AND (${entityId ?? null}::uuid IS NULL OR entity_id = ${entityId ?? null}::uuid)
-          ORDER BY id LIMIT ${ENRICHMENT_CHUNK}`
+          SELECT c.id FROM content_store c LEFT JOIN content_enrichment e ON e.content_id = c.id
+          WHERE e.enriched_at IS NULL AND c.id > ${after}::uuid
+            AND (${entityId ?? null}::uuid IS NULL OR c.entity_id = ${entityId ?? null}::uuid)
+          ORDER BY c.id LIMIT ${ENRICHMENT_CHUNK}`
       ).map((r) => r.id),
     (ids) => deps.queues.enqueue("enrichment.content.v1", { contentIds: ids }, { jobId: jobIds.enrichmentRequeue(stamp, ids) }),
   );

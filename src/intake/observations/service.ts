@@ -221,8 +221,11 @@ export async function submitObservations(
   const keyOf = (it: ResolvedItem) => `${it.entity.id}\u0000${it.row.dedup_key}`;
   const idOf = (it: ResolvedItem) => written.ids.get(keyOf(it)) ?? "";
   const allIds = [...new Set(items.map(idOf))].filter((id) => id !== "");
-  const stored = await deps.db.content.findMany({ where: { id: { in: allIds } }, select: { id: true, enrichedAt: true, metadata: true } });
-  const byId = new Map(stored.map((r) => [r.id, r]));
+  const stored = await deps.db.content.findMany({
+    where: { id: { in: allIds } },
+    select: { id: true, metadata: true, enrichment: { select: { enrichedAt: true } } },
+  });
+  const byId = new Map(stored.map((r) => [r.id, { metadata: r.metadata, enrichedAt: r.enrichment?.enrichedAt ?? null }]));
   const pending = allIds.filter((id) => !byId.get(id)?.enrichedAt);
   const queued = await enqueue(deps, pending);
 

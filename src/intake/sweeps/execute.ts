@@ -62,9 +62,9 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
 
   if (stats.originals === null) {
     const counted = await db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM content_store c, sweep_runs r
-      WHERE r.id = ${runId}::uuid AND c.entity_id = r.entity_id AND c.created_at <= r.cutoff
-        AND (c.enriched_at IS NULL OR c.enriched_at >= r.cutoff OR c.embedding_model IS DISTINCT FROM ${model}
+      SELECT count(*)::int AS n FROM sweep_runs r JOIN content_store c ON c.entity_id = r.entity_id LEFT JOIN content_enrichment e ON e.content_id = c.id
+      WHERE r.id = ${runId}::uuid AND c.created_at <= r.cutoff
+        AND (e.enriched_at IS NULL OR e.enriched_at >= r.cutoff OR e.embedding_model IS DISTINCT FROM ${model}
           OR c.collection_run_id = r.idempotency_key)`;
     stats.originals = counted[0]?.n ?? 0;
     await save(db, runId, stats, run.cursor_created_at, run.cursor_id);
@@ -74,9 +74,9 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
   for (;;) {
     checkpoint();
     const page = await db.$queryRaw<{ id: string; created_at: Date }[]>`
-      SELECT c.id, c.created_at FROM content_store c, sweep_runs r
-      WHERE r.id = ${runId}::uuid AND c.entity_id = r.entity_id AND c.created_at <= r.cutoff
-        AND (c.enriched_at IS NULL OR c.enriched_at >= r.cutoff OR c.embedding_model IS DISTINCT FROM ${model}
+      SELECT c.id, c.created_at FROM sweep_runs r JOIN content_store c ON c.entity_id = r.entity_id LEFT JOIN content_enrichment e ON e.content_id = c.id
+      WHERE r.id = ${runId}::uuid AND c.created_at <= r.cutoff
+        AND (e.enriched_at IS NULL OR e.enriched_at >= r.cutoff OR e.embedding_model IS DISTINCT FROM ${model}
           OR c.collection_run_id = r.idempotency_key)
         AND (${cursor.createdAt}::timestamptz IS NULL OR (c.created_at, c.id) > (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid))
       ORDER BY c.created_at, c.id
@@ -96,9 +96,9 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
   }
 
   const left = await db.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM content_store c, sweep_runs r
-    WHERE r.id = ${runId}::uuid AND c.entity_id = r.entity_id AND c.created_at <= r.cutoff
-      AND (c.enriched_at IS NULL OR c.embedding_model IS DISTINCT FROM ${model})`;
+    SELECT count(*)::int AS n FROM sweep_runs r JOIN content_store c ON c.entity_id = r.entity_id LEFT JOIN content_enrichment e ON e.content_id = c.id
+    WHERE r.id = ${runId}::uuid AND c.created_at <= r.cutoff
+      AND (e.enriched_at IS NULL OR e.embedding_model IS DISTINCT FROM ${model})`;
   stats.remaining = left[0]?.n ?? 0;
   const completed = await db.$executeRaw`
     UPDATE sweep_runs SET status = 'completed', statistics = ${JSON.stringify(stats)}::jsonb, finished_at = clock_timestamp(),
