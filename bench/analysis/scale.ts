@@ -94,7 +94,10 @@ export async function replicateEntity(pool: pg.Pool, baseEntity: string, targetE
                                          feedback_kind, feedback_kind_confidence)
          SELECT c.id, c.entity_id, c.platform, c.created_at, e.embedding, e.embedding_model, e.enriched_at, e.feedback_kind,
                 e.feedback_kind_confidence
-         FROM content_enrichment e JOIN content_store c ON c.id = md5(e.content_id::text || ':' || $3::int)::uuid
+         FROM content_enrichment e
+           -- Each copy found by its primary key (OFFSET 0 keeps the planner from flattening it into a join that, with
+           -- the copies' statistics stale until the seed's ANALYZE, walked the target entity's rows for each original).
+           CROSS JOIN LATERAL (SELECT * FROM content_store c WHERE c.id = md5(e.content_id::text || ':' || $3::int)::uuid OFFSET 0) c
          WHERE e.entity_id = $1 AND c.entity_id = $2::uuid
          ORDER BY c.created_at, c.id`,
         [baseEntity, targetEntity, k],
