@@ -4,7 +4,7 @@ import { enrichContent } from "../../insights/enrichment/service.js";
 import { JobCancelled, watchJob } from "../../jobs/cancellation.js";
 import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
 import type { JobDeps } from "../../jobs/registry.js";
-import type { Db } from "../../platform/db.js";
+import { type Db, Prisma } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { emptyStatistics, type SweepStatistics } from "./schemas.js";
 
@@ -59,13 +59,15 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
   if (!run) return null;
   const model = embedder.model;
   const stats: SweepStatistics = { ...emptyStatistics(), ...run.statistics, embedding_model: model };
+  // The run's originals (`c`, stored by its cutoff) with their enrichment (`e`), and those it enriches.
+  const runRows = Prisma.sql`sweep_runs r JOIN content_store c ON c.entity_id = r.entity_id
+    LEFT JOIN content_enrichment e ON e.content_id = c.id
+    WHERE r.id = ${runId}::uuid AND c.created_at <= r.cutoff`;
+  const toEnrich = Prisma.sql`(e.enriched_at IS NULL OR e.enriched_at >= r.cutoff OR e.embedding_model IS DISTINCT FROM ${model}
+    OR c.collection_run_id = r.idempotency_key)`;
 
   if (stats.originals === null) {
-    const counted = await db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM sweep_runs r JOIN content_store c ON c.entity_id = r.entity_id LEFT JOIN content_enrichment e ON e.content_id = c.id
-      WHERE r.id = ${runId}::uuid AND c.created_at <= r.cutoff
-        AND (e.enriched_at IS NULL OR e.enriched_at >= r.cutoff OR e.embedding_model IS DISTINCT FROM ${model}
-          OR c.collection_run_id = r.idempotency_key)`;
+    const counted = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM ${runRows} AND ${toEnrich}`;
     stats.originals = counted[0]?.n ?? 0;
     await save(db, runId, stats, run.cursor_created_at, run.cursor_id);
   }
@@ -74,10 +76,7 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
   for (;;) {
     checkpoint();
     const page = await db.$queryRaw<{ id: string; created_at: Date }[]>`
-      SELECT c.id, c.created_at FROM sweep_runs r JOIN content_store c ON c.entity_id = r.entity_id LEFT JOIN content_enrichment e ON e.content_id = c.id
-      WHERE r.id = ${runId}::uuid AND c.created_at <= r.cutoff
-        AND (e.enriched_at IS NULL OR e.enriched_at >= r.cutoff OR e.embedding_model IS DISTINCT FROM ${model}
-          OR c.collection_run_id = r.idempotency_key)
+      SELECT c.id, c.created_at FROM ${runRows} AND ${toEnrich}
         AND (${cursor.createdAt}::timestamptz IS NULL OR (c.created_at, c.id) > (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid))
       ORDER BY c.created_at, c.id
       LIMIT ${SWEEP_PAGE}`;
@@ -96,9 +95,7 @@ async function runPages(deps: ExecuteDeps, embedder: EmbeddingProvider, runId: s
   }
 
   const left = await db.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM sweep_runs r JOIN content_store c ON c.entity_id = r.entity_id LEFT JOIN content_enrichment e ON e.content_id = c.id
-    WHERE r.id = ${runId}::uuid AND c.created_at <= r.cutoff
-      AND (e.enriched_at IS NULL OR e.embedding_model IS DISTINCT FROM ${model})`;
+    SELECT count(*)::int AS n FROM ${runRows} AND (e.enriched_at IS NULL OR e.embedding_model IS DISTINCT FROM ${model})`;
   stats.remaining = left[0]?.n ?? 0;
   const completed = await db.$executeRaw`
     UPDATE sweep_runs SET status = 'completed', statistics = ${JSON.stringify(stats)}::jsonb, finished_at = clock_timestamp(),
