@@ -227,12 +227,13 @@ export function queueConcurrency(value: string): { byQueue: Partial<Record<Queue
 
 /**
  * The analysis threads of a worker process's enrichment (src/insights/enrichment/analysis-pool.ts):
- * `ENRICH_THREADS`, else in production one fewer than the cores the process may use (its own thread reads,
- * embeds and writes), else none (tests and development analyse inline).
+ * `ENRICH_THREADS`, else in production one per core the process may use, else none (tests and development
+ * analyse inline). The process's own thread mostly waits on the database (it reads, embeds and writes, about a
+ * third of a core behind a large import), so a thread per core keeps every core analysing.
  */
 export function enrichThreadsOf(config: Pick<Config, "ENRICH_THREADS" | "NODE_ENV">): number {
   if (config.ENRICH_THREADS !== undefined) return config.ENRICH_THREADS;
-  return config.NODE_ENV === "production" ? Math.max(0, availableParallelism() - 1) : 0;
+  return config.NODE_ENV === "production" ? availableParallelism() : 0;
 }
 
 /** Queues whose own default concurrency differs from WORKER_CONCURRENCY (WORKER_QUEUE_CONCURRENCY still wins). */

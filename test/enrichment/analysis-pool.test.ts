@@ -118,8 +118,8 @@ describe("analysis threads", () => {
 
 describe("ENRICH_THREADS and ENRICH_CHUNK_ROWS", () => {
   const base = { DATABASE_URL: "postgresql://x@127.0.0.1/x", AUTH_JWT_SECRET: "a-secret-of-sixteen-chars" };
-  it("defaults to one fewer than the cores in production, none elsewhere, and takes an explicit count", () => {
-    expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "production" }))).toBe(Math.max(0, availableParallelism() - 1));
+  it("defaults to one per core in production, none elsewhere, and takes an explicit count", () => {
+    expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "production" }))).toBe(availableParallelism());
     expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "test" }))).toBe(0);
     expect(enrichThreadsOf(loadConfig({ ...base, NODE_ENV: "production", ENRICH_THREADS: "3" }))).toBe(3);
     expect(() => loadConfig({ ...base, ENRICH_THREADS: "-1" })).toThrow(/ENRICH_THREADS/);

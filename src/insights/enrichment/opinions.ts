@@ -70,11 +70,18 @@ export function labelFor(score: number): SentimentLabel {
 
 const segmenter = new Intl.Segmenter("en", { granularity: "sentence" });
 const HAS_WORD = /[\p{L}\p{N}]/u;
+/**
+ * Text that holds no character after which a sentence can end (Unicode's sentence terminators and paragraph
+ * separators, UAX #29 rules SB4 and SB11), checked on printable ASCII and tabs without ".", "!" and "?": one
+ * sentence, as the segmenter would answer, without the segmenter's cost.
+ */
+const ONE_SENTENCE = /^[\t\x20\x22-\x2d\x2f-\x3e\x40-\x7e]*$/;
 
 /** Sentence spans as UTF-16 offsets, trimmed of surrounding whitespace, long ones cut at spaces. */
 export function sentenceSpans(text: string): { start: number; end: number }[] {
   const spans: { start: number; end: number }[] = [];
-  for (const seg of segmenter.segment(text)) {
+  const segments = ONE_SENTENCE.test(text) ? [{ segment: text, index: 0 }] : segmenter.segment(text);
+  for (const seg of segments) {
     const raw = seg.segment;
     const lead = raw.length - raw.trimStart().length;
     const trail = raw.length - raw.trimEnd().length;
