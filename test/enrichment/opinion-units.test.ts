@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type OpinionSpan, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
+import { type OpinionSpan, opinionUnits, sentenceSpans, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 
 /**
  * Opinion units without a database: clauses, their polarity and kind, their aspect, and
@@ -51,6 +51,27 @@ describe("clauses and contrast", () => {
     });
     expect(only("I love the new onboarding flow, it is wonderful!")).toMatchObject({ aspect: "onboarding", label: "positive" });
     expect(only("The pricing is awful and I hate it.")).toMatchObject({ aspect: "pricing", label: "negative" });
+  });
+
+  it("cuts sentences as Unicode's segmenter does, whether or not a stretch holds a character that may end one", () => {
+    const segmenter = new Intl.Segmenter("en", { granularity: "sentence" });
+    const bySegmenter = (text: string) =>
+      [...segmenter.segment(text)]
+        .map((s) => ({ start: s.index + (s.segment.length - s.segment.trimStart().length), end: s.index + s.segment.trimEnd().length }))
+        .filter((s) => /[\p{L}\p{N}]/u.test(text.slice(s.start, s.end)));
+    for (const text of [
+      "Sync keeps failing on my phone",
+      "  Export to PDF, please  ",
+      "tabs\tand (brackets) [1] {2} #3 @me ~/path * a+b=c; x: y",
+      "It crashed. Then it worked",
+      "Really? Yes!",
+      "Line one\nline two",
+      "v1\u2029v2",
+      "Price ¥500 and 10 € and naïve café",
+      "第一句。第二句",
+      "Wait\u2026 it froze",
+    ])
+      expect(sentenceSpans(text), text).toEqual(bySegmenter(text));
   });
 
   it("keeps code-point offsets exact around emoji", () => {
