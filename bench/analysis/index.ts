@@ -12,7 +12,8 @@
  * (`depth: deep`) over HTTP, parsed as an agent parses the stream. Prints, per corpus size:
  * time to the first progress event, time to the result, the result's status and themes,
  * and the worker's peak RSS while the analyses ran; then the intelligence summary and the export
- * completeness audit of each entity over HTTP. `--scale N` adds an entity of N originals made of
+ * completeness audit of each entity over HTTP. After seeding it prints the disk each stored original takes (its
+ * row, its enrichment row and its units, each table with its indexes). `--scale N` adds an entity of N originals made of
  * copies of the largest size's enriched rows (set-based, scale.ts; the seeding method of the 10 M
  * figures).
  */
@@ -199,6 +200,30 @@ async function seedScaled(pool: pg.Pool, entities: Map<number, string>): Promise
   return entity.id;
 }
 
+/**
+ * Disk per stored original: each table that holds an original or what enrichment derives from it (its heap with its
+ * TOAST, and its indexes), over every original the database stores; printed after seeding, the `--scale` entity's
+ * copies included.
+ */
+async function logDiskPerOriginal(pool: pg.Pool): Promise<void> {
+  const originals = Number((await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM content_store")).rows[0]!.n);
+  const { rows } = await pool.query<{ name: string; rows: string; heap: string; indexes: string }>(
+    `SELECT t.name, (SELECT reltuples::bigint FROM pg_class WHERE oid = t.name::regclass)::text AS rows,
+       pg_table_size(t.name::regclass)::text AS heap, pg_indexes_size(t.name::regclass)::text AS indexes
+     FROM unnest(ARRAY['content_store', 'content_enrichment', 'opinion_units']) AS t(name)`,
+  );
+  const per = (bytes: number) => `${Math.round(bytes / originals).toLocaleString("en")} B`;
+  let total = 0;
+  log(`disk per stored original (${originals.toLocaleString("en")} originals; table with its TOAST + indexes):`);
+  for (const r of rows) {
+    const heap = Number(r.heap);
+    const indexes = Number(r.indexes);
+    total += heap + indexes;
+    log(`  ${r.name} (about ${Number(r.rows).toLocaleString("en")} rows): ${per(heap)} + ${per(indexes)} = ${per(heap + indexes)}`);
+  }
+  log(`  in all: ${per(total)} (${(total / 2 ** 30).toFixed(1)} GiB)`);
+}
+
 interface Run {
   firstProgressMs: number;
   resultMs: number;
@@ -246,6 +271,8 @@ async function main() {
   const entities = await seedTexts(pool);
   await enrich(pool);
   if (SCALE > 0) entities.set(SCALE, await seedScaled(pool, entities));
+  await pool.query("ANALYZE content_store, content_enrichment, opinion_units");
+  await logDiskPerOriginal(pool);
   await pool.end();
 
   const redis = await startRedis();
