@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
@@ -98,7 +99,7 @@ const env: Record<string, string> = {
   RATE_LIMIT_PER_MINUTE: "0",
   // glibc's bound on malloc arenas, passed on when set for the bench (docs/operations.md, "Worker memory").
   ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
-  // The workers' analysis threads: the production default (one fewer than the cores) unless --threads names a count.
+  // The workers' analysis threads: the production default (one per core) unless --threads names a count.
   ...(args.threads !== undefined ? { ENRICH_THREADS: args.threads } : {}),
   ...(args["chunk-rows"] !== undefined ? { ENRICH_CHUNK_ROWS: args["chunk-rows"] } : {}),
   ...(args["enrich-jobs"] !== undefined ? { WORKER_QUEUE_CONCURRENCY: `enrichment=${args["enrich-jobs"]}` } : {}),
@@ -201,7 +202,7 @@ try {
   log(
     `${ROWS} rows (${(chars / ROWS).toFixed(0)} characters a row on average, real issues and app reviews), ` +
       `${WORKERS} worker process(es)${args["worker-cores"] ? ` of at most ${args["worker-cores"]} cores each` : ""}, ` +
-      `ENRICH_THREADS ${args.threads ?? "default"}: ${procfileCommand("worker").slice(1).join(" ")}`,
+      `ENRICH_THREADS ${args.threads ?? `default (${availableParallelism()} here)`}: ${procfileCommand("worker").slice(1).join(" ")}`,
   );
   const rss = sampleRss(workers);
   const workerPids = workers.map((w) => w.child.pid!);
