@@ -271,7 +271,6 @@ async function main() {
   const entities = await seedTexts(pool);
   await enrich(pool);
   if (SCALE > 0) entities.set(SCALE, await seedScaled(pool, entities));
-  await pool.query("ANALYZE content_store, content_enrichment, opinion_units");
   await logDiskPerOriginal(pool);
   await pool.end();
 
