@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { ANALYSER_VERSION } from "../../src/insights/enrichment/opinions.js";
+import { enrichThreadsOf } from "../../src/platform/config.js";
 import { onServer, withDatabase } from "../../src/platform/database-admin.js";
 import { queuePrefix } from "../../src/platform/queues.js";
 import { bearer } from "../lib/bearer.js";
@@ -202,7 +202,7 @@ try {
   log(
     `${ROWS} rows (${(chars / ROWS).toFixed(0)} characters a row on average, real issues and app reviews), ` +
       `${WORKERS} worker process(es)${args["worker-cores"] ? ` of at most ${args["worker-cores"]} cores each` : ""}, ` +
-      `ENRICH_THREADS ${args.threads ?? `default (${availableParallelism()} here)`}: ${procfileCommand("worker").slice(1).join(" ")}`,
+      `ENRICH_THREADS ${args.threads ?? `default (${enrichThreadsOf({ ENRICH_THREADS: undefined, NODE_ENV: "production" })} here)`}: ${procfileCommand("worker").slice(1).join(" ")}`,
   );
   const rss = sampleRss(workers);
   const workerPids = workers.map((w) => w.child.pid!);
