@@ -270,8 +270,11 @@ export class Authenticator {
       }
       const remembered = this.users.has(payload.sub);
       ctx = { via: "bearer", user: await this.userForSubject(payload.sub, rule.rawExport === true || rule.userFlags === true) };
-      // A verified email (not marked unverified) accepts the invitations waiting for it.
-      const email = typeof payload.email === "string" && payload.email_verified !== false ? payload.email.trim().toLowerCase() : "";
+      // A verified email accepts the invitations waiting for it. Verified is the boolean `true`, or no
+      // `email_verified` claim at all (providers that only issue verified emails leave it out); anything
+      // else (`false`, the string "false", even the string "true") is an unverified claim.
+      const verified = payload.email_verified === true || payload.email_verified === undefined;
+      const email = typeof payload.email === "string" && verified ? payload.email.trim().toLowerCase() : "";
       if (!remembered && this.onSignIn && email.length > 0 && email.length <= 320) await this.onSignIn(ctx.user.id, email);
     }
 

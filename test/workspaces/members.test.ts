@@ -279,3 +279,83 @@ describe("the audit log", () => {
     expect(after.body.entries[0]).toMatchObject({ action: "webhook.deleted", actor_id: world.userId, target: world.ids.endpoint_id?.[0] });
   });
 });
+
+/** A bearer whose claims carry an email and the given `email_verified` claim (left out when undefined). */
+const tokenWithClaims = (sub: string, email: string, emailVerified: unknown) =>
+  new SignJWT({ email, ...(emailVerified === undefined ? {} : { email_verified: emailVerified }) })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+
+describe("invitations and email matching", () => {
+  it("takes an invitation only with email_verified true or absent, never with a string", async () => {
+    const { owner, workspaceId, entityId } = await team();
+    for (const claim of ["false", "true", 0, null]) {
+      const email = `${randomId("claim-")}@example.com`;
+      await add(owner.token, workspaceId, { email, role: "editor" }).expect(201);
+      const sub = randomId("unverified-");
+      const token = await tokenWithClaims(sub, email, claim);
+      expect((await h.http.get(`/api/entities/${entityId}`).set(auth(token))).status, `email_verified: ${JSON.stringify(claim)}`).toBe(404);
+      const listed = await members(owner.token, workspaceId).expect(200);
+      expect(listed.body.members.find((m: { email: string }) => m.email === email)).toMatchObject({ status: "invited", user_id: null });
+      expect((await h.deps.db.user.findUniqueOrThrow({ where: { sub } })).email).toBeNull();
+    }
+    // The documented absent case counts as verified.
+    const email = `${randomId("absent-")}@example.com`;
+    await add(owner.token, workspaceId, { email, role: "viewer" }).expect(201);
+    const token = await tokenWithClaims(randomId("absent-"), email, undefined);
+    expect((await h.http.get(`/api/entities/${entityId}`).set(auth(token))).status).toBe(200);
+  });
+
+  it("adds by email the account that verified it, never one that only claimed it, and refuses an ambiguous email", async () => {
+    const { owner, workspaceId } = await team();
+    const email = `${randomId("shared-")}@example.com`;
+    // The oldest account only claims the email; a later one verified it.
+    const claimer = randomId("claimer-");
+    await h.http
+      .get("/agent/v1/connection")
+      .set(auth(await tokenWithClaims(claimer, email, "false")))
+      .expect(200);
+    const verifier = randomId("verifier-");
+    await h.http
+      .get("/agent/v1/connection")
+      .set(auth(await tokenWithClaims(verifier, email, true)))
+      .expect(200);
+    const added = await add(owner.token, workspaceId, { email, role: "viewer" });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const verified = await h.deps.db.user.findUniqueOrThrow({ where: { sub: verifier } });
+    expect(added.body).toMatchObject({ user_id: verified.id, status: "active" });
+
+    // Two accounts that both verified one email: which person is meant is not known, so nothing is added.
+    const other = await team();
+    const twice = `${randomId("twice-")}@example.com`;
+    for (const sub of [randomId("first-"), randomId("second-")]) {
+      await h.http
+        .get("/agent/v1/connection")
+        .set(auth(await tokenWithClaims(sub, twice, true)))
+        .expect(200);
+    }
+    const ambiguous = await add(other.owner.token, other.workspaceId, { email: twice, role: "viewer" });
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.body).toMatchObject({ code: "conflict", detail: expect.stringMatching(/user_id/) });
+    expect((await members(other.owner.token, other.workspaceId).expect(200)).body.count).toBe(1);
+  });
+
+  it("lets only an owner withdraw an owner's invitation, as only an owner changes it", async () => {
+    const { owner, workspaceId } = await team();
+    const admin = await person();
+    await add(owner.token, workspaceId, { user_id: admin.userId, role: "admin" }).expect(201);
+    const invited = await add(owner.token, workspaceId, { email: `${randomId("owner-")}@example.com`, role: "owner" }).expect(201);
+    expect((await patch(admin.token, workspaceId, invited.body.id, "viewer")).status).toBe(403);
+    const withdrawn = await remove(admin.token, workspaceId, invited.body.id);
+    expect(withdrawn.status).toBe(403);
+    expect(withdrawn.body).toMatchObject({ code: "forbidden" });
+    expect(await h.deps.db.workspaceInvitation.count({ where: { id: invited.body.id } })).toBe(1);
+    // An admin withdraws other invitations; the owner withdraws this one.
+    const editorInvite = await add(admin.token, workspaceId, { email: `${randomId("ed-")}@example.com`, role: "editor" }).expect(201);
+    await remove(admin.token, workspaceId, editorInvite.body.id).expect(204);
+    await remove(owner.token, workspaceId, invited.body.id).expect(204);
+  });
+});

@@ -85,9 +85,7 @@ export async function addMember(db: Db, actorId: string, workspaceId: string, in
   return changing(db, workspaceId, async (tx) => {
     const actorRole = await requireRole(tx, actorId, workspaceId, "admin", "add members");
     if (input.role === "owner" && actorRole !== "owner") throw ownerOnly("make someone an owner");
-    const user = input.user_id
-      ? await tx.user.findUnique({ where: { id: input.user_id } })
-      : await tx.user.findFirst({ where: { email: { equals: input.email!, mode: "insensitive" } }, orderBy: { createdAt: "asc" } });
+    const user = input.user_id ? await tx.user.findUnique({ where: { id: input.user_id } }) : await accountOfEmail(tx, input.email!);
     if (input.user_id && !user) throw notFound("User");
     if (user) {
       const exists = await tx.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId: user.id } } });
@@ -107,6 +105,27 @@ export async function addMember(db: Db, actorId: string, workspaceId: string, in
       throw err;
     }
   });
+}
+
+/**
+ * The account an email names: the one that verified it at sign-in. Emails are not unique across
+ * accounts (an identity provider may give two subjects one address), and an email a token only
+ * claimed (`email_verified` not true) names no one. None: null (the caller invites the email). Two or
+ * more: which person is meant is not known, so the caller is asked for the user id (409 `conflict`).
+ */
+async function accountOfEmail(tx: DbTx, email: string) {
+  const verified = await tx.user.findMany({
+    where: { email: { equals: email, mode: "insensitive" }, emailVerifiedAt: { not: null } },
+    orderBy: { createdAt: "asc" },
+    take: 2,
+  });
+  if (verified.length > 1) {
+    throw new AppError(
+      "conflict",
+      "Several accounts have verified this email, so it does not say who is meant; add the member by user_id instead.",
+    );
+  }
+  return verified[0] ?? null;
 }
 
 async function ownersLeft(tx: DbTx, workspaceId: string, without: string): Promise<number> {
@@ -150,7 +169,9 @@ export async function removeMember(db: Db, actorId: string, workspaceId: string,
     if (!leaving && !atLeast(actorRole, "admin")) {
       throw new AppError("forbidden", `Your role in this workspace (${actorRole}) may not remove members; that takes admin or above.`);
     }
+    // One rule for an owner's membership and an owner's invitation, as for changing either (changeRole).
     if (member?.role === "owner" && !leaving && actorRole !== "owner") throw ownerOnly("remove an owner");
+    if (invitation?.role === "owner" && actorRole !== "owner") throw ownerOnly("withdraw an owner's invitation");
     if (member) {
       if (member.role === "owner" && (await ownersLeft(tx, workspaceId, member.id)) === 0) throw lastOwner();
       await tx.workspaceMember.delete({ where: { id: member.id } });
@@ -167,12 +188,14 @@ export async function removeMember(db: Db, actorId: string, workspaceId: string,
 
 /**
  * At sign-in: the invitations of a user whose verified token carries `email` become memberships, and the
- * email is kept on the user row. One statement; nothing happens when there is nothing to accept.
+ * email is kept on the user row as verified (what adding a member by email matches). One statement;
+ * nothing happens when there is nothing to accept.
  */
 export async function acceptInvitations(db: Db, userId: string, email: string): Promise<number> {
   const accepted = await db.$queryRaw<{ n: bigint }[]>`
     WITH own AS (
-      UPDATE users SET email = ${email} WHERE id = ${userId}::uuid AND email IS DISTINCT FROM ${email} RETURNING id
+      UPDATE users SET email = ${email}, email_verified_at = now()
+      WHERE id = ${userId}::uuid AND (email IS DISTINCT FROM ${email} OR email_verified_at IS NULL) RETURNING id
     ), taken AS (
       DELETE FROM workspace_invitations WHERE lower(email) = lower(${email}) RETURNING id, workspace_id, role, added_by
     ), joined AS (

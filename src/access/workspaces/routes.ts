@@ -56,7 +56,7 @@ export const workspaceRoutes = (deps: AppDeps) => [
       201: { description: "The member (status active) or the invitation (status invited)", schema: MemberRecord },
       403: forbidden,
       404: { description: "Not a member of the workspace, or a user id that never signed in" },
-      409: { description: "Already a member, or the email is already invited (conflict)" },
+      409: { description: "Already a member, the email is already invited, or several accounts verified the email (conflict)" },
     },
     handler: async ({ params, body, auth }) => ({ status: 201, body: await addMember(deps.db, callerId(auth), params.workspace_id, body) }),
   }),
