@@ -113,6 +113,10 @@ describe("DELETE /agent/v1/content/{content_id}", () => {
     const hidden = await h.http.delete(`/agent/v1/content/${ids.other}`).set(auth(outsider.token));
     expect(hidden.status).toBe(404);
     expect(hidden.body.code).toBe("not_found");
+    // Another tenant's id answers exactly what an unknown id answers: nothing says the id exists.
+    const unknown = await h.http.delete(`/agent/v1/content/${randomUUID()}`).set(auth(outsider.token));
+    expect(hidden.body).toEqual(unknown.body);
+    expect(hidden.body).toEqual({ detail: "Content was not found.", code: "not_found" });
     expect((await h.http.delete(`/agent/v1/content/${randomUUID()}`).set(auth(team.token))).status).toBe(404);
     expect((await h.http.delete("/agent/v1/content/not-a-uuid").set(auth(team.token))).status).toBe(404);
     expect(await h.deps.db.content.count({ where: { id: ids.other } })).toBe(1);

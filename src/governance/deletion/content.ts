@@ -1,4 +1,4 @@
-import { isUuid, requireWriter } from "../../access/workspaces/access.js";
+import { isMember, isUuid, requireWriter } from "../../access/workspaces/access.js";
 import { audit } from "../../access/workspaces/audit.js";
 import type { Db } from "../../platform/db.js";
 import { notFound } from "../../platform/errors.js";
@@ -24,7 +24,8 @@ async function workspaceOf(db: Db, contentId: string): Promise<{ workspaceId: st
 
 export async function deleteContent(db: Db, userId: string, contentId: string): Promise<DeletionReceipt | null> {
   const found = isUuid(contentId) ? await workspaceOf(db, contentId) : null;
-  if (!found) throw notFound("Content");
+  // Another tenant's original answers what an unknown id answers, so an id's existence never leaks.
+  if (!found || !(await isMember(db, userId, found.workspaceId))) throw notFound("Content");
   await requireWriter(db, userId, found.workspaceId, "delete stored originals");
   if (!found.live) return null;
 
