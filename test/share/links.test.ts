@@ -177,6 +177,23 @@ describe("what a token opens", () => {
     expect(answers[0]?.body).not.toMatch(/expired|revoked/i);
   });
 
+  it("answers another method on a page or its stream 405 method_not_allowed with Allow, changing nothing", async () => {
+    const link = await share(h, w.tenant.token, "entity", w.tenant.entityId);
+    for (const path of [pathOf(link.url), `${pathOf(link.url)}/events`, "/share/short"]) {
+      for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+        // A form post or any other body: the method is what is refused, before the body is looked at.
+        const res = await fetch(`${w.baseUrl}${path}`, { method, headers: { "Content-Type": "text/plain" }, body: "x" });
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers.get("allow"), `${method} ${path}`).toBe("GET, HEAD");
+        expect(await res.json()).toEqual({ detail: expect.stringContaining(method), code: "method_not_allowed" });
+      }
+    }
+    const row = await h.deps.db.shareLink.findUniqueOrThrow({ where: { id: link.id } });
+    expect(row.revokedAt).toBeNull();
+    expect((await page(pathOf(link.url))).status).toBe(200);
+    expect((await fetch(`${w.baseUrl}${pathOf(link.url)}`, { method: "HEAD" })).status).toBe(200);
+  });
+
   it("relays a shared analysis's event stream to its result", async () => {
     const link = await share(h, w.tenant.token, "analysis", w.analysisId);
     const res = await page(`${pathOf(link.url)}/events`);

@@ -1,6 +1,7 @@
-import express, { type Request, type Response, type Router } from "express";
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { relayAnalysis } from "../../insights/analysis/relay.js";
 import type { AppDeps } from "../../platform/deps.js";
+import { AppError } from "../../platform/errors.js";
 import { createWindowCounter } from "../../platform/rate-limit.js";
 import { parseLastEventId } from "../../platform/sse.js";
 import { openShareLink, SHARE_PATH, type ShareLinkRow } from "./links.js";
@@ -45,6 +46,9 @@ const PAGE_HEADERS = {
   "X-Robots-Tag": "noindex, nofollow, noarchive",
   "Cache-Control": "no-store",
 };
+
+/** The methods a page and its event stream answer. */
+const READ_ONLY = "GET, HEAD";
 
 type Render = (deps: AppDeps, link: ShareLinkRow, token: string) => Promise<string | null>;
 
@@ -134,6 +138,16 @@ export function sharePages(deps: AppDeps): Router {
       afterSeq,
       headers: { "Referrer-Policy": "no-referrer", "X-Robots-Tag": "noindex", "Cache-Control": "no-store" },
     });
+  });
+
+  // Pages and their streams are read-only: any other method is the API's 405 (with `Allow`), answered here,
+  // before the body rules further on could judge a body the method never takes.
+  router.all([`${SHARE_PATH}/:token`, `${SHARE_PATH}/:token/events`], (req: Request, _res: Response, next: NextFunction) => {
+    next(
+      new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${READ_ONLY}.`, {
+        headers: { Allow: READ_ONLY },
+      }),
+    );
   });
   return router;
 }
