@@ -1,5 +1,9 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STYLESHEET_PATH } from "../../src/delivery/share/pages/index.js";
+import { loadConfig } from "../../src/platform/config.js";
+import { projectRoot } from "../../src/platform/paths.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 /**
@@ -45,5 +49,22 @@ describe("share pages per client", () => {
       return;
     }
     throw new Error("two minute boundaries in two rounds");
+  });
+});
+
+describe("the documented rule", () => {
+  it("says one thing about share pages' rate limit in docs/api.md: the per-address budget, with its default", () => {
+    const api = readFileSync(path.join(projectRoot(), "docs", "api.md"), "utf8");
+    const start = api.indexOf("## Share links and shared pages");
+    const section = api.slice(start, api.indexOf("\n## ", start + 1));
+    expect(start).toBeGreaterThan(0);
+    const { SHARE_PAGES_PER_MINUTE: fallback } = loadConfig({
+      DATABASE_URL: h.config.DATABASE_URL,
+      REDIS_URL: h.config.REDIS_URL,
+      AUTH_JWT_SECRET: "documented-defaults",
+    });
+    expect(section).toContain(`\`SHARE_PAGES_PER_MINUTE\` of them a minute (default ${fallback}`);
+    // Nothing in the section says the pages go without a limit.
+    expect(section.replace(/\s+/g, " ")).not.toMatch(/not rate[- ]limited|no rate limit|unlimited/i);
   });
 });
