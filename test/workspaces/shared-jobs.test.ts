@@ -168,6 +168,37 @@ describe("collection and research jobs", () => {
     });
   }
 
+  for (const route of ["collection", "research"]) {
+    it(`a ${route} job is no longer read by its starter once she left the workspace, with her bearer or her * key`, async () => {
+      const t = await team();
+      const key = await h.http
+        .post("/api/user/keys")
+        .set(auth(t.starter.token))
+        .send({ name: "agent", scopes: ["*"] })
+        .expect(201);
+      const created = await create(t.starter, route, { entity_id: t.entityId, idempotency_key: randomId("leaver-") });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const path = `/agent/v1/ingest/${route}/jobs/${created.body.job_id}`;
+      expect((await h.http.get(path).set(auth(t.starter.token))).status).toBe(200);
+
+      const membership = await h.deps.db.workspaceMember.findUniqueOrThrow({
+        where: { workspaceId_userId: { workspaceId: t.workspaceId, userId: t.starter.userId } },
+      });
+      await h.http.delete(`/api/workspaces/${t.workspaceId}/members/${membership.id}`).set(auth(t.starter.token)).expect(204);
+
+      for (const credential of [auth(t.starter.token), { "X-API-Key": key.body.raw_key as string }]) {
+        const read = await h.http.get(path).set(credential);
+        expect(read.status, JSON.stringify(read.body)).toBe(404);
+        expect(read.body).toEqual({ detail: "Collection job was not found.", code: "not_found" });
+        expect(JSON.stringify(read.body)).not.toContain("churn");
+        expect((await h.http.post(`${path}/cancel`).set(credential)).status).toBe(404);
+      }
+      // The job goes on, and the workspace's members still follow it.
+      expect((await h.http.get(path).set(auth(t.viewer.token))).status).toBe(200);
+      expect(await statusOf(created.body.job_id)).toBe("queued");
+    });
+  }
+
   it("refuses a viewer's create with 403, also a replay of a key they used as an editor, and writes nothing", async () => {
     const t = await team();
     const refused = await create(t.viewer, "collection", { entity_id: t.entityId, idempotency_key: randomId("viewer-") });

@@ -53,16 +53,11 @@ export async function findJobForUser(deps: Pick<AppDeps, "db">, userId: string, 
   if (!isUuid(jobId)) throw notFound("Collection job");
   const row = await deps.db.collectionJob.findUnique({ where: { id: jobId } });
   if (!row) throw notFound("Collection job");
-  if (row.userId === userId) {
-    // Its starter follows it without a membership check, but not in a workspace being deleted (src/governance/deletion/workspaces.ts).
-    const hidden = await deps.db.entity.count({ where: { id: row.entityId, workspace: { state: { not: "active" } } } });
-    if (hidden > 0) throw notFound("Collection job");
-  } else {
-    // Other members of the entity's workspace may follow the job too.
-    await entityForUser(deps.db, userId, row.entityId).catch(() => {
-      throw notFound("Collection job");
-    });
-  }
+  // The job is its workspace's: members of the entity's (active) workspace follow it, whoever started it, and
+  // its starter only while a member: one who left reads it no more, as her analyses, runs and syncs.
+  await entityForUser(deps.db, userId, row.entityId).catch(() => {
+    throw notFound("Collection job");
+  });
   return row;
 }
 
