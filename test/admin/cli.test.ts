@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminCommands } from "../../src/governance/admin/commands.js";
 import { projectRoot } from "../../src/platform/paths.js";
+import { bearer, createJob, newEntity } from "../collection/support.js";
 import { ensureBuilt, npmScriptArgv } from "../helpers/compiled.js";
 import { createHarness, type Harness, randomId } from "../helpers/harness.js";
 
@@ -124,6 +125,81 @@ describe("npm run admin", () => {
     const job = await admin("requeue-job", missing);
     expect(job.code).toBe(1);
     expect(job.stderr).toMatch(new RegExp(`no collection job ${missing}`));
-    expect((await admin("requeue-job", "not-a-job-id")).code).toBe(1);
+  });
+
+  it("--help and -h after any command print that command's usage and exit 0, acting on nothing", async () => {
+    // A collection job whose queue entry is gone: what requeue-lost, requeue-stalled and requeue-job would put back.
+    const token = await h.token();
+    const entity = await newEntity(h, token, { name: "Helpco" });
+    const created = await createJob(h, token, { entity_id: entity.id, objective: "Left as it is", platforms: ["twitter"] });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const row = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
+    const queue = h.deps.queues.get("collection");
+    await (await queue.getJob(row.queueJobId))?.remove();
+
+    // Every command with --help; -h with the commands that act on the queue.
+    for (const [name, command] of Object.entries(adminCommands)) {
+      for (const word of command.queue ? ["--help", "-h"] : ["--help"]) {
+        // After the command, and after a valid argument too.
+        const argv = name === "requeue-job" ? [name, row.id, word] : [name, word];
+        const run = await admin(...argv);
+        expect(run.code, `${argv.join(" ")}: ${run.stderr}`).toBe(0);
+        expect(run.stdout, argv.join(" ")).toContain(`usage: npm run admin -- ${command.usage}`);
+        expect(run.stdout, argv.join(" ")).toContain(command.summary);
+        expect(run.stdout, argv.join(" ")).not.toMatch(/checked|requeued|queued \d|granted|enabled for|no collection job/);
+        expect(run.stderr, argv.join(" ")).toBe("");
+      }
+    }
+    expect(await queue.getJob(row.queueJobId)).toBeUndefined();
+    expect(await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: row.id } })).toEqual(row);
+    // The job was there to requeue all along.
+    const requeued = await admin("requeue-job", row.id);
+    expect(requeued, requeued.stderr).toMatchObject({ code: 0, stdout: `collection job ${row.id} requeued\n` });
+  }, 120_000);
+
+  it("a malformed argument prints the command's usage and exits 2, acting on nothing", async () => {
+    const workspace = randomUUID();
+    const cases: [string[], string][] = [
+      [["requeue-lost", "abc"], "requeue-lost [older_than_seconds]"],
+      [["requeue-lost", "99999999999999999999999"], "requeue-lost [older_than_seconds]"],
+      [["requeue-lost", "-5"], "requeue-lost [older_than_seconds]"],
+      [["requeue-lost", "1.5"], "requeue-lost [older_than_seconds]"],
+      [["requeue-lost", "10", "20"], "requeue-lost [older_than_seconds]"],
+      [["requeue-stalled", "abc"], "requeue-stalled [older_than_seconds]"],
+      [["requeue-webhooks", "1e400"], "requeue-webhooks [older_than_seconds]"],
+      [["requeue-webhooks", "--force"], "requeue-webhooks [older_than_seconds]"],
+      [["requeue-enrichment", "not-an-entity"], "requeue-enrichment [entity_id]"],
+      [["reanalyse", "xyz"], "reanalyse [entity_id]"],
+      [["requeue-job", "not-a-job-id"], "requeue-job <collection_job_id>"],
+      [["requeue-job"], "requeue-job <collection_job_id>"],
+      [["grant-credits", workspace, "1e3"], "grant-credits <workspace_id> <amount> [note]"],
+      [["grant-credits", workspace, "99999999999"], "grant-credits <workspace_id> <amount> [note]"],
+      [["grant-credits", workspace, "0"], "grant-credits <workspace_id> <amount> [note]"],
+      [["enable-raw-export", "a-sub", "another"], "enable-raw-export <sub>"],
+    ];
+    for (const [argv, usage] of cases) {
+      const run = await admin(...argv);
+      const what = `${argv.join(" ")}: ${run.stdout}${run.stderr}`;
+      expect(run.code, what).toBe(2);
+      expect(run.stdout, what).toBe("");
+      expect(run.stderr, what).toContain(`usage: npm run admin -- ${usage}`);
+      expect(run.stderr, what).not.toMatch(/Invalid Date|prisma|at .*\.js:\d+/i);
+    }
+    expect(await h.deps.db.creditLedger.count()).toBe(0);
+  }, 120_000);
+
+  it("requeue-job's refusal of a job whose state is final exits 1, printing why on stderr", async () => {
+    const token = await h.token();
+    const entity = await newEntity(h, token, { name: "Finalco" });
+    const created = await createJob(h, token, { entity_id: entity.id, objective: "Stopped by its caller", platforms: ["twitter"] });
+    const jobId = created.body.job_id as string;
+    await h.http.post(`/agent/v1/ingest/collection/jobs/${jobId}/cancel`).set(bearer(token)).expect(200);
+    const run = await admin("requeue-job", jobId);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      `collection job ${jobId} is cancelled, which is final; nothing to requeue (create a new job to collect again)\n`,
+    );
+    expect((await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: jobId } })).status).toBe("cancelled");
   });
 });

@@ -39,10 +39,11 @@ describe("an operator requeue of a cancelled job", () => {
     const row = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
     const queue = h.deps.queues.get("collection");
     const before = await queue.getJobState(row.queueJobId);
-    const answer = await runAdminCommand(h.deps, ["requeue-job", created.body.job_id]);
-    expect(answer).toBe(
-      `collection job ${created.body.job_id} is cancelled, which is final; nothing to requeue (create a new job to collect again)`,
-    );
+    // A refusal: the command exits 1 with why.
+    await expect(runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).rejects.toMatchObject({
+      exitCode: 1,
+      message: `collection job ${created.body.job_id} is cancelled, which is final; nothing to requeue (create a new job to collect again)`,
+    });
     // Nothing changed: the row stays cancelled and its queue entry as it was.
     const after = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
     expect(after).toMatchObject({ status: "cancelled", updatedAt: row.updatedAt });
@@ -90,9 +91,10 @@ describe("a job whose queue entry vanished", () => {
 
     // Completed is final: the operator's requeue is refused and changes nothing.
     const finished = await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } });
-    expect(await runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).toBe(
-      `collection job ${created.body.job_id} is completed, which is final; nothing to requeue (create a new job to collect again)`,
-    );
+    await expect(runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).rejects.toMatchObject({
+      exitCode: 1,
+      message: `collection job ${created.body.job_id} is completed, which is final; nothing to requeue (create a new job to collect again)`,
+    });
     expect(await h.deps.db.collectionJob.findUniqueOrThrow({ where: { id: created.body.job_id } })).toEqual(finished);
     expect(await h.deps.db.collectionJob.count({ where: { retryOf: created.body.job_id } })).toBe(0);
   });
@@ -105,8 +107,10 @@ describe("a job whose queue entry vanished", () => {
       platforms: ["twitter"],
       collection_only: true,
     });
-    const answer = await runAdminCommand(h.deps, ["requeue-job", created.body.job_id]);
-    expect(answer).toMatch(/already (waiting|active|completed)|is completed/);
+    await expect(runAdminCommand(h.deps, ["requeue-job", created.body.job_id])).rejects.toMatchObject({
+      exitCode: 1,
+      message: expect.stringMatching(/already (waiting|active|completed)|is completed/),
+    });
     await expect(runAdminCommand(h.deps, ["requeue-job", "00000000-0000-4000-8000-000000000000"])).rejects.toThrow(/no collection job/);
   });
 
@@ -170,7 +174,7 @@ describe("a job whose queue entry vanished", () => {
     expect(await runAdminCommand(h.deps, ["requeue-job", failed.id])).toBe(
       `collection job ${failed.id} is failed, which is final; it was already retried as collection job ${retry.id} (attempt 2, completed)`,
     );
-    expect(await runAdminCommand(h.deps, ["requeue-job", retry.id])).toMatch(/is completed, which is final; nothing to requeue/);
+    await expect(runAdminCommand(h.deps, ["requeue-job", retry.id])).rejects.toThrow(/is completed, which is final; nothing to requeue/);
     expect(await h.deps.db.collectionJob.count({ where: { idempotencyKey: key } })).toBe(2);
   });
 

@@ -26,17 +26,31 @@ import { queueStateOf, stalledReason } from "./status.js";
 
 type Deps = Pick<AppDeps, "db" | "queues">;
 
-export async function requeueJob(deps: Deps, jobId: string): Promise<string> {
+/**
+ * What a requeue did: `done` when the job is queued again or a retry of it exists (started now, or
+ * by an earlier requeue); not done when it was refused (its state is final, the queue still holds
+ * it, it ended meanwhile, or a failed job's entity is gone), which the operator command exits 1 for.
+ */
+export interface RequeueOutcome {
+  done: boolean;
+  message: string;
+}
+
+export async function requeueJob(deps: Deps, jobId: string): Promise<RequeueOutcome> {
   if (!isUuid(jobId)) throw new Error(`'${jobId}' is not a collection job id`);
   const row = await deps.db.collectionJob.findUnique({ where: { id: jobId } });
   if (!row) throw new Error(`no collection job ${jobId}`);
   if (row.status === "failed") return retryFailedJob(deps, row);
   // Completed, cancelled and partial are final: a requeue would run what ended, and send a second end.
   if (!isLive(row.status)) {
-    return `collection job ${jobId} is ${row.status}, which is final; nothing to requeue (create a new job to collect again)`;
+    return {
+      done: false,
+      message: `collection job ${jobId} is ${row.status}, which is final; nothing to requeue (create a new job to collect again)`,
+    };
   }
 
-  return (await requeueLive(deps, row)).message;
+  const live = await requeueLive(deps, row);
+  return { done: live.requeued, message: live.message };
 }
 
 /** A queued or running job's lost queue entry, put back in place. */
@@ -72,7 +86,7 @@ interface NewAttempt {
  * A failed job's retry: attempt n + 1 of its key, a new job. Of concurrent requeues of one failed
  * job, the unique (user, key, attempt) index lets one create it; the others name it.
  */
-async function retryFailedJob(deps: Deps, row: CollectionJob): Promise<string> {
+async function retryFailedJob(deps: Deps, row: CollectionJob): Promise<RequeueOutcome> {
   const attempt = row.attempt + 1;
   const id = derivedUuid("collection-job", row.userId, row.idempotencyKey, `attempt-${attempt}`);
   const queueJobId = jobIds.collection(row.userId, row.idempotencyKey, attempt);
@@ -110,11 +124,15 @@ async function retryFailedJob(deps: Deps, row: CollectionJob): Promise<string> {
     });
   } catch (err) {
     if (!(err instanceof NoEntity)) throw err;
-    return `${final}; its entity no longer exists (or its workspace is being deleted), so no new attempt was started`;
+    return {
+      done: false,
+      message: `${final}; its entity no longer exists (or its workspace is being deleted), so no new attempt was started`,
+    };
   }
   const { row: job, created } = submitted;
-  if (!created) return `${final}; it was already retried as collection job ${job.id} (attempt ${attempt}, ${job.status})`;
-  return `${final}; started collection job ${job.id} to retry it (retry_of ${row.id})`;
+  if (!created)
+    return { done: true, message: `${final}; it was already retried as collection job ${job.id} (attempt ${attempt}, ${job.status})` };
+  return { done: true, message: `${final}; started collection job ${job.id} to retry it (retry_of ${row.id})` };
 }
 
 /** No new attempt could be written: the failed job's entity is gone (or its workspace is being deleted). */
