@@ -17,6 +17,7 @@ import { scopeCounts } from "./scope-counts.js";
 import { assemble, draftQuotes, extractiveInsights } from "./synthesis.js";
 import { plural } from "./text.js";
 import { countOverScope } from "./themes.js";
+import { phraseEmbedder } from "./topics/embedder.js";
 import { scoreUnits, unitsOf } from "./units.js";
 
 export type { EngineOutput } from "./result.js";
@@ -49,7 +50,7 @@ export const DEPTH_LIMITS: Record<Depth, { rows: number; insights: number; cover
   brief: { rows: 50, insights: 3, coverageCap: null, evidence: 2 },
   deep: { rows: 2000, insights: 6, coverageCap: 40, evidence: 4 },
 };
-export const COVERAGE_SHARE = 0.03;
+export const COVERAGE_SHARE = 0.01;
 
 export interface AnalysisRequest {
   id: string;
@@ -113,7 +114,7 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const units = scoreUnits(rawUnits, rows, request.question);
   await deps.progress("themes", 0.55);
   const coverageMin = Math.max(1, Math.ceil(COVERAGE_SHARE * rows.length));
-  const found = findThemes(units, rows, { intent, focus, entityNames }, { ...limits, coverageMin });
+  const found = findThemes(units, rows, { intent, focus, entityNames }, { ...limits, coverageMin }, phraseEmbedder());
   // A focused question nothing answers is told so plainly, with no unrelated themes.
   if (!found.answered)
     return empty([`The question asks for ${found.noun}; the analysed sources hold none.`], {

@@ -1,9 +1,10 @@
-import { mineAspects } from "./aspect-mining.js";
-import { capabilityModel, type Focus, focusedUnits } from "./focus.js";
+import { type Focus, focusedUnits } from "./focus.js";
 import type { QuestionIntent } from "./question.js";
 import type { RetrievedRow } from "./retrieval.js";
 import { plural } from "./text.js";
 import { buildThemes, selectThemes, type Theme } from "./themes.js";
+import { topicAspects } from "./topics/aspects.js";
+import type { PhraseEmbedder } from "./topics/discover.js";
 import type { Unit } from "./units.js";
 
 /**
@@ -33,17 +34,18 @@ export type Findings =
 
 export function findThemes(
   units: Unit[],
-  rows: Pick<RetrievedRow, "id" | "feedbackKind">[],
+  rows: Pick<RetrievedRow, "id" | "feedbackKind" | "title">[],
   question: { intent: QuestionIntent; focus: Focus | null; entityNames: string[] },
   limits: ThemeLimits,
+  embed: PhraseEmbedder,
 ): Findings {
   const { intent, focus, entityNames } = question;
-  const mined = mineAspects(units, entityNames, rows.length);
+  // One reading of the corpus: its topics, found in every analysed statement whatever the question.
+  const topics = topicAspects(units, new Map(rows.map((r) => [r.id, r.title])), entityNames, embed);
   // A focused question is answered from the statements of the kind it asks for, and only from them.
-  const asked = focus ? focusedUnits(focus, units, rows, mined) : units;
+  const asked = focus ? focusedUnits(focus, units, rows, topics) : units;
   if (focus && asked.length === 0) return { answered: false, noun: focus.noun };
-  const capabilities = focus?.ask === "requests" ? capabilityModel(mined, asked) : null;
-  const themes = buildThemes(asked, capabilities ?? mined, intent);
+  const themes = buildThemes(asked, topics, intent);
   const { coverageMin, coverageCap } = limits;
   const reported = selectThemes(
     themes,
@@ -57,5 +59,6 @@ export function findThemes(
     coverageCap !== null && left.size > 0
       ? [`${plural(left.size, "more aspect")} that enough sources mention did not fit in the ${reported.length} themes reported.`]
       : [];
-  return { answered: true, reported, unnamed: capabilities?.capabilities ?? new Set(), limitations };
+  // Topics are this corpus's, not names the stored units carry: counted in the analysed sources.
+  return { answered: true, reported, unnamed: new Set(topics.model.topics.map((t) => t.key)), limitations };
 }

@@ -168,15 +168,20 @@ export function selectThemes(
   }
   for (const t of themes) if (picked.size < limit) picked.add(t);
   if (coverage) {
-    const minor = Math.max(2, Math.ceil(coverage.minSources / 3));
     const largest = new Map<string, Theme>();
     for (const t of themes) {
       const best = largest.get(t.aspect);
       if (!best || t.sources > best.sources) largest.set(t.aspect, t);
     }
+    // Another side of a topic is a theme of its own when it is a third of the largest side and itself
+    // as large as a topic must be; otherwise the largest side's title says its count.
+    const sideOwn = (t: Theme) => {
+      const top = largest.get(t.aspect)!;
+      return top === t || (t.sources >= coverage.minSources && 3 * t.sources >= top.sources);
+    };
     for (const t of themes) {
       if (picked.size >= coverage.cap) break;
-      if (t.mentions >= coverage.minSources && (largest.get(t.aspect) === t || t.sources >= minor)) picked.add(t);
+      if (t.mentions >= coverage.minSources && sideOwn(t)) picked.add(t);
     }
   }
   return themes.filter((t) => picked.has(t));

@@ -1,0 +1,33 @@
+import type { AspectModel, MinedUnit } from "../aspect-mining.js";
+import { discoverTopics, type PhraseEmbedder, type Topic, type TopicModel } from "./discover.js";
+
+/**
+ * The corpus's topics as the aspects its themes are built on: a statement counts toward the topic of
+ * its most distinctive key phrase, and a theme is named after its topic's naming phrase, as written.
+ */
+export interface TopicAspects extends AspectModel {
+  model: TopicModel;
+  topic: (aspect: string) => Topic | undefined;
+}
+
+type TextUnit = MinedUnit & { text: string };
+
+const display = (name: string) => (/^\p{Ll}/u.test(name) ? name.charAt(0).toUpperCase() + name.slice(1) : name);
+
+export function topicAspects(
+  units: readonly TextUnit[],
+  titles: ReadonlyMap<string, string>,
+  entityNames: readonly string[],
+  embed: PhraseEmbedder,
+): TopicAspects {
+  const model = discoverTopics(units, titles.size, entityNames, embed, titles);
+  const byKey = new Map(model.topics.map((t) => [t.key, t]));
+  return {
+    model,
+    topic: (aspect) => byKey.get(aspect),
+    aspectOf: (unit) => model.topicOf(unit as TextUnit)?.key ?? null,
+    label: (aspect) => display(byKey.get(aspect)?.name ?? aspect),
+    support: (aspect) => byKey.get(aspect)?.sources.size ?? 0,
+    minSupport: model.minSupport,
+  };
+}
