@@ -1,7 +1,7 @@
 import { entityForUser, visibleWorkspaceIds } from "../../access/workspaces/access.js";
+import { decodeCursor, encodeCursor } from "../../platform/cursor.js";
 import type { Db } from "../../platform/db.js";
 import { Prisma } from "../../platform/db.js";
-import { ValidationFailed } from "../../platform/errors.js";
 import { DEFAULT_EXPORT_LIMIT, type ExportTable, type ExportTableResponse } from "./schemas.js";
 
 /**
@@ -20,32 +20,6 @@ export interface ExportTableInput {
   limit?: number | undefined;
   offset?: number | undefined;
   cursor?: string | undefined;
-}
-
-interface Cursor {
-  createdAt: Date;
-  id: string;
-}
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id]), "utf8").toString("base64url");
-}
-
-export function decodeCursor(raw: string): Cursor {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as [unknown, unknown];
-    const createdAt = new Date(String(at));
-    if (typeof at === "string" && typeof id === "string" && UUID_RE.test(id) && !Number.isNaN(createdAt.getTime())) {
-      return { createdAt, id };
-    }
-  } catch {
-    // fall through to the validation error
-  }
-  throw new ValidationFailed([
-    { loc: ["query", "cursor"], msg: "Input should be a next_cursor value from a previous page", type: "value_error" },
-  ]);
 }
 
 /** The rows of `table` (aliased `t`) the caller may see, optionally of one entity. */
