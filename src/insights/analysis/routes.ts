@@ -4,6 +4,8 @@ import type { AppDeps } from "../../platform/deps.js";
 import { defineRoute } from "../../platform/http/route.js";
 import { parseLastEventId } from "../../platform/sse.js";
 import { cancelAnalysis, submitAnalysis } from "./jobs.js";
+import { listAnalyses } from "./list.js";
+import { AnalysisList, ListAnalysesQuery } from "./list-schemas.js";
 import { relayAnalysis } from "./relay.js";
 import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION } from "./schemas.js";
 import { cancellableAnalysis, readableAnalysis, toAnalysisRecord } from "./service.js";
@@ -44,6 +46,24 @@ export const analysisRoutes = (deps: AppDeps) => [
       await relayAnalysis(deps, res, analysis.id, { afterSeq: 0, headers: { "X-Analysis-Id": analysis.id } });
       return undefined;
     },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/api/analyses",
+    summary: "List past analyses, newest first: of an entity, a project or a workspace, by status, a page at a time",
+    description:
+      "Every analysis of the caller's workspaces (whoever started it) and the caller's own analyses of no workspace, " +
+      "narrowed by `entity_id`, `project_id`, `workspace_id` and `status`. Pages follow `next_cursor`. Each item links " +
+      "to the analysis, its event stream and how to share it.",
+    tags,
+    auth: AUTH.full,
+    role: "viewer",
+    query: ListAnalysesQuery,
+    responses: {
+      200: { description: "A page of analyses, newest first", schema: AnalysisList },
+      404: { description: "An entity, project or workspace the caller cannot see" },
+    },
+    handler: async ({ query, auth }) => ({ body: await listAnalyses(deps.db, callerId(auth), query, deps.config.PUBLIC_BASE_URL ?? "") }),
   }),
   defineRoute({
     method: "get",
