@@ -44,7 +44,7 @@ async function visibility(db: Db, userId: string, table: ExportTable, entityId: 
     const a = Prisma.raw(alias);
     return Prisma.sql`(EXISTS (SELECT 1 FROM entities e WHERE e.id = ${a}.entity_id AND e.workspace_id = ${inWorkspaces})
       OR (${a}.entity_id IS NULL AND EXISTS (SELECT 1 FROM analyses an WHERE an.id = ${a}.analysis_id
-        AND (an.user_id = ${userId}::uuid OR an.workspace_id = ${inWorkspaces}))))`;
+        AND (an.workspace_id = ${inWorkspaces} OR (an.workspace_id IS NULL AND an.user_id = ${userId}::uuid)))))`;
   };
   switch (table) {
     case "entities":

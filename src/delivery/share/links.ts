@@ -49,7 +49,8 @@ const LABELS: Record<ShareResource, string> = { analysis: "Analysis", knowledge_
 async function workspaceOfResource(db: Db, userId: string, resource: ShareResource, id: string): Promise<string> {
   if (resource === "entity") return (await entityForUser(db, userId, id)).workspaceId;
   if (resource === "analysis") {
-    // An analysis of no entity or project is its starter's alone: its links live in their personal workspace.
+    // An analysis is the workspace's it reads (src/insights/analysis/scope.ts); one of no workspace (its starter was a
+    // member of none, and it read nothing) is its starter's alone, and its links live in their personal workspace.
     const { workspaceId } = await analysisForUser(db, userId, id);
     return workspaceId ?? personalWorkspace(db, userId);
   }

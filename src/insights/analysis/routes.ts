@@ -38,6 +38,11 @@ export const analysisRoutes = (deps: AppDeps) => [
     body: RunBody,
     responses: {
       200: { description: STREAM_DESCRIPTION, contentType: SSE },
+      400: {
+        description:
+          "The scope spans several workspaces: no scope from a member of several, or provided sources of several (scope_required)",
+      },
+      403: { description: "A viewer (or less than editor) in the workspace the request would read, however it names it (forbidden)" },
       404: { description: "An entity, project or provided source the caller cannot see" },
       409: { description: "The request_id was used for a different request" },
     },

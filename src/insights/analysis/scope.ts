@@ -1,12 +1,18 @@
-import { visibleWorkspaceIds } from "../../access/workspaces/access.js";
+import { entityForUser, projectForUser, requireWriter, visibleWorkspaceIds } from "../../access/workspaces/access.js";
 import { type Db, Prisma } from "../../platform/db.js";
+import { AppError, notFound } from "../../platform/errors.js";
 import { NOTE_ROW_KIND } from "../../platform/vocabulary.js";
 import type { SearchMode } from "./schemas.js";
 
 /**
- * What an analysis may read: stored originals of the owner's workspaces, narrowed by
- * entity, project, search mode, platforms or an explicit list of rows. Resolved when the
- * analysis runs (not when it was requested), so access removed in between is honoured.
+ * What an analysis may read: the stored originals of the one workspace it belongs to, narrowed by
+ * entity, project, search mode, platforms or an explicit list of rows.
+ *
+ * The workspace is decided when the analysis is requested (`analysisWorkspaceFor`), from what the
+ * request names: an entity's or a project's workspace, the workspace of the provided rows, or, when it
+ * names nothing, the caller's one workspace. The caller must be an editor there, the analysis is
+ * stored as that workspace's, and it reads nothing else. Within it, the rest is resolved when the
+ * analysis runs (not when it was requested), so an entity or a row gone in between is honoured.
  *
  * Search modes (platform classes):
  * - multi_source (default): every platform.
@@ -56,9 +62,69 @@ export function platformFilter(mode: SearchMode | undefined, requested: readonly
   return { include: wanted, excludeFirstParty: false };
 }
 
+/** What an analysis request names, for deciding the workspace it reads. */
+export interface ScopeNames {
+  entityId: string | null;
+  projectId: string | null;
+  providedSources: string[];
+}
+
+const scopeRequired = (detail: string) => new AppError("scope_required", detail, { extra: { accepts: ["entity_id", "project_id"] } });
+
+/**
+ * The workspaces whose stored originals a request names, each id checked first (one the caller cannot
+ * see is a 404, as an unknown one): the entity's, else the project's, else the provided rows', else
+ * (nothing named) every workspace of the caller's.
+ */
+async function workspacesNamed(db: Db, userId: string, names: ScopeNames): Promise<string[]> {
+  const entity = names.entityId ? await entityForUser(db, userId, names.entityId) : null;
+  const project = names.projectId ? await projectForUser(db, userId, names.projectId) : null;
+  const sources = names.providedSources.length > 0 ? await workspacesOfRows(db, userId, names.providedSources) : null;
+  if (entity) return [entity.workspaceId];
+  if (project) return [project.workspaceId];
+  if (sources) return sources;
+  return (await visibleWorkspaceIds(db, userId)).sort();
+}
+
+/** The workspaces of the rows, each of which the caller must see (404 for the first that is not). */
+async function workspacesOfRows(db: Db, userId: string, ids: string[]): Promise<string[]> {
+  const found = await db.content.findMany({
+    where: { id: { in: ids }, workspaceId: { in: await visibleWorkspaceIds(db, userId) } },
+    select: { id: true, workspaceId: true },
+  });
+  const seen = new Map(found.map((r) => [r.id, r.workspaceId]));
+  const missing = ids.find((id) => !seen.has(id));
+  if (missing) throw notFound(`Content ${missing}`);
+  return [...new Set(seen.values())].sort();
+}
+
+/**
+ * The workspace an analysis reads and belongs to, decided when it is requested, however the request
+ * names its scope: the caller must be an editor or above in every workspace whose originals the
+ * request would read (403 `forbidden` for a viewer, so a viewer cannot publish the workspace's
+ * originals through an analysis of no scope or of bare content ids), and those must be one workspace
+ * (400 `scope_required` otherwise: an analysis, its links and its readers are one workspace's). Null
+ * for a caller of no workspace: the analysis reads nothing.
+ */
+export async function analysisWorkspaceFor(db: Db, userId: string, names: ScopeNames): Promise<string | null> {
+  const workspaces = await workspacesNamed(db, userId, names);
+  for (const workspaceId of workspaces) await requireWriter(db, userId, workspaceId, "start analyses");
+  if (workspaces.length > 1) {
+    throw scopeRequired(
+      names.providedSources.length > 0
+        ? `The provided sources belong to ${workspaces.length} workspaces, and an analysis reads one: send the sources of one workspace, or name its entity_id or project_id.`
+        : `You are a member of ${workspaces.length} workspaces, and an analysis reads one: name the entity_id or project_id to analyse.`,
+    );
+  }
+  return workspaces[0] ?? null;
+}
+
 export interface ScopeRequest {
   userId: string;
-  /** The analysis's own workspace (its entity's or project's): in scope even for a requester who has left it. */
+  /**
+   * The analysis's own workspace, the one it reads: in scope even for a requester who has left it (an
+   * analysis that was started goes on). Null: a requester of no workspace, and nothing is read.
+   */
   workspaceId: string | null;
   entityId: string | null;
   projectId: string | null;
@@ -68,9 +134,8 @@ export interface ScopeRequest {
 }
 
 export async function resolveScope(db: Db, request: ScopeRequest): Promise<AnalysisScope> {
-  // An analysis that was started goes on after its requester left the workspace: its own stays in scope.
-  const visible = await visibleWorkspaceIds(db, request.userId);
-  const workspaceIds = request.workspaceId && !visible.includes(request.workspaceId) ? [...visible, request.workspaceId] : visible;
+  // Its own workspace and nothing else (migration 20261213090000_analysis_workspace gave one to those stored without).
+  const workspaceIds = request.workspaceId ? [request.workspaceId] : [];
   const emptyReasons: string[] = [];
   let entityIds: string[] | null = null;
 
@@ -102,7 +167,9 @@ export async function resolveScope(db: Db, request: ScopeRequest): Promise<Analy
       `No platform is left after combining search_mode '${request.searchMode ?? "multi_source"}' with platforms [${request.platforms.join(", ")}].`,
     );
   }
-  if (workspaceIds.length === 0) emptyReasons.push("The requester belongs to no workspace, so no stored originals are visible.");
+  if (workspaceIds.length === 0) {
+    emptyReasons.push("The analysis belongs to no workspace (its requester was a member of none), so no stored originals are in scope.");
+  }
 
   return {
     workspaceIds,

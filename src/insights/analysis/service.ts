@@ -1,15 +1,9 @@
-import {
-  isMember,
-  isUuid,
-  projectForUser,
-  requireWriter,
-  visibleWorkspaceIds,
-  writableEntityForUser,
-} from "../../access/workspaces/access.js";
+import { isMember, isUuid, requireWriter } from "../../access/workspaces/access.js";
 import type { Analysis } from "../../generated/prisma/client.js";
 import { type Db, isUniqueViolation } from "../../platform/db.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import { type AnalysisRecord, DEFAULT_SEARCH_MODE, type RunInput } from "./schemas.js";
+import { analysisWorkspaceFor } from "./scope.js";
 
 /**
  * Analysis requests and reads. Identity is the verified bearer's user only. A
@@ -49,29 +43,23 @@ export async function startAnalysis(
     if (existing) return reuse(existing, input, providedSources);
   }
 
-  // Every id the request names must be visible to the caller (404 otherwise, never 403).
-  const entity = !input.entity_id
-    ? null
-    : forRun
-      ? await db.entity.findUniqueOrThrow({ where: { id: input.entity_id } })
-      : await writableEntityForUser(db, userId, input.entity_id, "start analyses");
-  const project = input.project_id ? await projectForUser(db, userId, input.project_id) : null;
-  if (providedSources.length > 0) {
-    const workspaces = await visibleWorkspaceIds(db, userId);
-    const found = await db.content.findMany({
-      where: { id: { in: providedSources }, workspaceId: { in: workspaces } },
-      select: { id: true },
-    });
-    const visible = new Set(found.map((r) => r.id));
-    const missing = providedSources.find((id) => !visible.has(id));
-    if (missing) throw notFound(`Content ${missing}`);
-  }
+  // The workspace the analysis reads and belongs to: every id the request names must be visible to the
+  // caller (404 otherwise), who must be an editor there (403), however the scope is named (scope.ts).
+  // A workflow run's step names its entity, and was authorised when the run started.
+  const workspaceId =
+    forRun && input.entity_id
+      ? (await db.entity.findUniqueOrThrow({ where: { id: input.entity_id } })).workspaceId
+      : await analysisWorkspaceFor(db, userId, {
+          entityId: input.entity_id ?? null,
+          projectId: input.project_id ?? null,
+          providedSources,
+        });
 
   try {
     const analysis = await db.analysis.create({
       data: {
         userId,
-        workspaceId: entity?.workspaceId ?? project?.workspaceId ?? null,
+        workspaceId,
         entityId: input.entity_id ?? null,
         projectId: input.project_id ?? null,
         requestId: input.request_id ?? null,
