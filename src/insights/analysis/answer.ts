@@ -3,7 +3,7 @@ import type { QuestionIntent } from "./question.js";
 import type { InsightItem } from "./schemas.js";
 import { nameOf } from "./synthesis.js";
 import { plural } from "./text.js";
-import { isSplit } from "./themes.js";
+import { isGeneral, isSplit } from "./themes.js";
 
 /**
  * The extractive answer: it answers what was asked. Aspects the question names come
@@ -19,6 +19,19 @@ type Section = "complaint" | "praise" | "request" | "neutral";
 const nameOfInsight = (i: InsightItem) => (i.aspect ? nameOf({ label: aspectLabel(i.aspect) }) : i.title);
 const cite = (i: InsightItem) => i.evidence.map((e) => `[${e.number}]`).join("");
 const countOf = (i: InsightItem) => `${plural(i.sources, "source")}${i.counts && isSplit(i.counts) ? ", split" : ""}`;
+
+/** ", 31 report problems, 11 ask for more": what a topic's sources say, largest side first. */
+function sidesOf(i: InsightItem): string {
+  const c = i.counts;
+  if (!c) return "";
+  const parts: [number, string][] = [
+    [c.complaint, `${c.complaint} ${c.complaint === 1 ? "reports a problem" : "report problems"}`],
+    [c.request, `${c.request} ${c.request === 1 ? "asks" : "ask"} for more`],
+    [c.praise, `${c.praise} ${c.praise === 1 ? "praises" : "praise"} it`],
+  ];
+  const said = parts.filter(([n]) => n > 0).sort((a, b) => b[0] - a[0]);
+  return said.length === 0 ? "" : `: ${said.map(([, t]) => t).join(", ")}`;
+}
 
 function list(items: InsightItem[]): string {
   const shown = items.slice(0, MAX_LISTED).map((i) => `${nameOfInsight(i)} (${countOf(i)}) ${cite(i)}`);
@@ -77,6 +90,14 @@ export function extractiveAnswer(
     parts.push(focusSentence(focused.filter((i) => i.aspect === aspect)));
   const rest = insights.filter((i) => !focused.includes(i));
   const analysed = plural(sourcesAnalysed, "analysed source");
+  // A general question is answered topic by topic, each with what its sources say.
+  if (isGeneral(intent) && rest.length > 0) {
+    const topics = rest.slice(0, MAX_LISTED).map((i) => `${nameOfInsight(i)} (${plural(i.sources, "source")}${sidesOf(i)}) ${cite(i)}`);
+    if (rest.length > MAX_LISTED) topics.push(`${rest.length - MAX_LISTED} more (see the insights)`);
+    parts.push(`${parts.length === 0 ? "The topics the sources raise most" : "Other topics"}: ${topics.join("; ")}.`);
+    parts.push(`Counts are distinct sources, out of ${analysed}.`);
+    return parts.join(" ");
+  }
 
   for (const section of sectionOrder(intent)) {
     const first = parts.length === 0;

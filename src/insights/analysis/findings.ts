@@ -45,7 +45,7 @@ export function findThemes(
   // A focused question is answered from the statements of the kind it asks for, and only from them.
   const asked = focus ? focusedUnits(focus, units, rows, topics) : units;
   if (focus && asked.length === 0) return { answered: false, noun: focus.noun };
-  const themes = buildThemes(asked, topics, intent);
+  const themes = buildThemes(asked, topics, intent, new Map(rows.map((r) => [r.id, r.feedbackKind])));
   const { coverageMin, coverageCap } = limits;
   const reported = selectThemes(
     themes,

@@ -60,12 +60,12 @@ export function focusOf(intent: QuestionIntent): Focus | null {
   }
 }
 
-function matches(focus: Focus, u: Unit, model: AspectModel): boolean {
+function matches(focus: Focus, u: Unit, model: AspectModel, sourceKind: string | null): boolean {
   switch (focus.ask) {
     case "requests":
-      return u.kind === "request";
+      return u.kind === "request" || (sourceKind === "feature_request" && u.kind !== "bug");
     case "bugs":
-      return u.kind === "bug";
+      return u.kind === "bug" || (sourceKind === "bug_report" && u.kind !== "request");
     case "churn":
       return u.churn || (u.comparedWith !== null && u.label === "negative");
     case "comparison":
@@ -82,9 +82,9 @@ const MIN_MATCHING = 3;
 
 /** The units that answer a focused question, those of sources of the matching feedback kind first. */
 export function focusedUnits(focus: Focus, units: Unit[], rows: Pick<RetrievedRow, "id" | "feedbackKind">[], model: AspectModel): Unit[] {
-  const asked = units.filter((u) => matches(focus, u, model));
-  if (focus.feedbackKinds.length === 0) return asked;
   const kindOf = new Map(rows.map((r) => [r.id, r.feedbackKind]));
+  const asked = units.filter((u) => matches(focus, u, model, kindOf.get(u.contentId) ?? null));
+  if (focus.feedbackKinds.length === 0) return asked;
   const fitting = asked.filter((u) => focus.feedbackKinds.includes(kindOf.get(u.contentId) ?? ""));
   return fitting.length >= MIN_MATCHING ? fitting : asked;
 }

@@ -79,9 +79,21 @@ const POLARITY_OF: Record<InsightSentiment, InsightItem["polarity"]> = {
 const praises = (n: number) => `${n} ${n === 1 ? "praises" : "praise"} it`;
 const complain = (n: number) => `${n} ${n === 1 ? "complains" : "complain"}`;
 
+/** What a topic's sources say, largest side first: "; 31 report problems, 11 ask for more". */
+function sidesSaid(counts: Theme["counts"]): string {
+  const parts: [number, string][] = [
+    [counts.complaint, `${counts.complaint} ${counts.complaint === 1 ? "reports a problem" : "report problems"}`],
+    [counts.request, `${counts.request} ${counts.request === 1 ? "asks" : "ask"} for more`],
+    [counts.praise, praises(counts.praise)],
+  ];
+  const said = parts.filter(([n]) => n > 0).sort((a, b) => b[0] - a[0]);
+  return said.length === 0 ? "" : `: ${said.map(([, text]) => text).join(", ")}`;
+}
+
 /** "Sync — complaints (3 sources)"; a side that has another says so with its count: "Food — praise (4 sources; split, 3 complain)". */
 function titleOf(theme: Theme): string {
   const { counts, sources } = theme;
+  if (theme.overview) return `${theme.label} (${plural(sources, "source")}${sidesSaid(counts)})`;
   const split = isSplit(counts) ? "split, " : "";
   const n = plural(sources, "source");
   switch (theme.polarity) {
@@ -100,6 +112,7 @@ function summaryOf(theme: Theme, platforms: string[]): string {
   const { counts, sources } = theme;
   const name = nameOf(theme);
   const who = `${plural(sources, "source")} (${platforms.join(", ")})`;
+  if (theme.overview) return `${who} ${sources === 1 ? "talks" : "talk"} about ${name}${sidesSaid(counts)}.`;
   const others: string[] = [];
   if (theme.polarity !== "praise" && counts.praise > 0) others.push(praises(counts.praise));
   if (theme.polarity !== "complaint" && counts.complaint > 0) others.push(complain(counts.complaint));

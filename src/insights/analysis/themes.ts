@@ -39,6 +39,11 @@ export interface Theme {
   mentions: number;
   /** The question names this aspect. */
   focus: boolean;
+  /**
+   * The theme is the whole topic, every side together (a general question: "What do users talk about?");
+   * `polarity` is then its largest side and `sources` every source that talks about it.
+   */
+  overview?: boolean;
   /** Mean absolute sentiment of the theme's statements (0 for requests and neutral mentions). */
   strength: number;
   /**
@@ -57,26 +62,38 @@ export function isSplit(counts: SourceCounts): boolean {
   return complaint > 0 && praise > 0 && Math.min(complaint, praise) / (complaint + praise) >= SPLIT_SHARE;
 }
 
-/** A bug described is a complaint, whatever words it is described in. */
-const sideOf = (u: Unit): ThemePolarity =>
-  u.kind === "request"
-    ? "request"
-    : u.kind === "bug" || u.label === "negative"
-      ? "complaint"
-      : u.label === "positive"
-        ? "praise"
-        : "neutral";
+/**
+ * The side a statement takes. A bug described is a complaint, whatever words it is described in, and
+ * so is anything said in a bug report about its subject; a wish, or anything said in a feature request,
+ * asks for something; a question asks. Only feedback that is none of these (a review, a post) praises or
+ * complains by its words: "Following the guide, I set up both proxies" in a bug report is no praise.
+ */
+export type SourceKinds = ReadonlyMap<string, string | null>;
+
+export function sideOf(u: Unit, sourceKinds?: SourceKinds): ThemePolarity {
+  if (u.kind === "request") return "request";
+  if (u.kind === "bug") return "complaint";
+  switch (sourceKinds?.get(u.contentId)) {
+    case "bug_report":
+      return "complaint";
+    case "feature_request":
+      return "request";
+    case "question":
+      return "neutral";
+  }
+  return u.label === "negative" ? "complaint" : u.label === "positive" ? "praise" : "neutral";
+}
 
 /**
  * Groups units into themes by aspect and polarity. Neutral mentions make a theme only for
  * an aspect nobody judges or asks for. Units under 2 words are not evidence.
  */
-export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionIntent): Theme[] {
+export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionIntent, sourceKinds?: SourceKinds): Theme[] {
   const byAspect = new Map<string, Map<ThemePolarity, Unit[]>>();
   const sidesOfSource = new Map<string, Set<ThemePolarity>>();
   for (const u of units) {
     if ((u.text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0) < 2) continue;
-    const side = sideOf(u);
+    const side = sideOf(u, sourceKinds);
     sidesOfSource.set(u.contentId, (sidesOfSource.get(u.contentId) ?? new Set()).add(side));
     const aspect = model.aspectOf(u);
     if (!aspect) continue;
@@ -85,6 +102,7 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
     byAspect.set(aspect, sides);
   }
   const opposite: Partial<Record<ThemePolarity, ThemePolarity>> = { complaint: "praise", praise: "complaint" };
+  const general = isGeneral(intent);
   const themes: Theme[] = [];
   for (const [aspect, sides] of byAspect) {
     const sourcesOn = (side: ThemePolarity) => new Set((sides.get(side) ?? []).map((u) => u.contentId));
@@ -96,7 +114,28 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
       neutral: [...sourcesOn("neutral")].filter((id) => !judged.has(id)).length,
     };
     const mentions = new Set([...sides.values()].flat().map((u) => u.contentId)).size;
-    const focus = intent.aspects.includes(aspect) || terms(aspect).some((t) => intent.topicTerms.includes(t));
+    const named = terms(aspect);
+    const focus = intent.aspects.includes(aspect) || (named.length > 0 && named.every((t) => intent.topicTerms.includes(t)));
+    if (general) {
+      const all = [...sides.values()].flat();
+      const judgedSides = (["complaint", "request", "praise"] as const).filter((side) => counts[side] > 0);
+      const largest = judgedSides.sort((a, b) => counts[b] - counts[a])[0] ?? "neutral";
+      const opinions = all.filter((u) => u.label !== "neutral" && u.kind === "opinion");
+      themes.push({
+        aspect,
+        label: model.label(aspect),
+        polarity: largest,
+        units: all,
+        sources: mentions,
+        counts,
+        mentions,
+        focus,
+        overview: true,
+        strength: opinions.length === 0 ? 0 : opinions.reduce((sum, u) => sum + Math.abs(u.sentiment), 0) / opinions.length,
+        conflicted: [],
+      });
+      continue;
+    }
     for (const [polarity, members] of sides) {
       if (polarity === "neutral" && judged.size > 0) continue;
       const opinions = members.filter((u) => u.label !== "neutral" && u.kind === "opinion");
@@ -116,6 +155,11 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
     }
   }
   return themes.sort((a, b) => compareThemes(a, b, intent));
+}
+
+/** A question that asks for no side and no kind of statement ("What do users talk about most?"): answered topic by topic. */
+export function isGeneral(intent: QuestionIntent): boolean {
+  return intent.complaints && intent.praise && intent.requests && intent.ask === null;
 }
 
 /** Whether a theme answers what the question asks for (complaints, praise, requests). */

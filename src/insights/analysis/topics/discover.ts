@@ -49,7 +49,7 @@ export type PhraseEmbedder = (texts: string[]) => ArrayLike<number>[];
 
 export const TOPIC_SETTINGS = {
   /** A candidate phrase is used this many times more often than background text uses it. */
-  minLift: 4,
+  minLift: 6,
   /**
    * A phrase more than this share of the sources use is the corpus's frame (the product itself, "vim" in
    * an editor's tracker), not one topic of it.

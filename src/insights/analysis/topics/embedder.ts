@@ -1,7 +1,11 @@
-import { hashingVector } from "../../embed/hashing.js";
+import { staticEmbedder } from "../../embed/static.js";
 import type { PhraseEmbedder } from "./discover.js";
 
-/** The embedder topics are grouped with: feature hashing until a trained static model is in place. */
+/**
+ * The embedder topics are grouped with: the static companion of the sentence encoder (embed/static.ts),
+ * synchronous and fast enough for the few hundred phrases an analysis groups.
+ */
 export function phraseEmbedder(): PhraseEmbedder {
-  return (texts) => texts.map((t) => hashingVector(t));
+  const embedder = staticEmbedder();
+  return (texts) => embedder.embedSync(texts);
 }
