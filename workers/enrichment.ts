@@ -1,4 +1,4 @@
-import { createEmbedder } from "../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../src/insights/embed/provider.js";
 import { type AnalysisPool, createAnalysisPool } from "../src/insights/enrichment/analysis-pool.js";
 import { adaptTrackerKinds, queueTrackerKinds, trackerMemoryOf } from "../src/insights/enrichment/kind-adaptation.js";
 import { reanalyseContent } from "../src/insights/enrichment/reanalyse.js";
@@ -20,7 +20,7 @@ const threads = (config: Parameters<typeof enrichThreadsOf>[0]) => {
 export const enrichmentProcessor: Processor<"enrichment.content.v1"> = async (payload, { deps }) => {
   const result = await enrichContent(
     deps.pool,
-    createEmbedder(deps.config),
+    createBulkEmbedder(deps.config),
     payload.contentIds,
     threads(deps.config).analyse,
     deps.config.ENRICH_CHUNK_ROWS,

@@ -23,7 +23,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createParser } from "eventsource-parser";
 import pg from "pg";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { loadConfig } from "../../src/platform/config.js";
 import { ensureDatabase, withDatabase } from "../../src/platform/database-admin.js";
@@ -155,7 +155,7 @@ async function enrich(pool: pg.Pool): Promise<void> {
   await pool.query("DELETE FROM content_enrichment");
   const config = loadConfig({ DATABASE_URL: DB_URL, AUTH_JWT_SECRET: SECRET, LOG_LEVEL: "silent", DATABASE_POOL_SIZE: "4" });
   const deps = createDeps(config, "bench");
-  const embedder = createEmbedder(config);
+  const embedder = createBulkEmbedder(config);
   try {
     const ids = (await pool.query<{ id: string }>("SELECT id FROM content_store ORDER BY id")).rows.map((r) => r.id);
     let units = 0;

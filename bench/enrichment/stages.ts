@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { feedbackKind } from "../../src/insights/enrichment/feedback-kind/index.js";
 import { opinionUnits } from "../../src/insights/enrichment/opinions.js";
 import { embeddingText } from "../../src/insights/enrichment/service.js";
@@ -46,7 +46,7 @@ const config = loadConfig({
   REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
   AUTH_JWT_SECRET: process.env.AUTH_JWT_SECRET ?? "bench-only-secret-not-used-for-anything-000",
 });
-const embedder = createEmbedder(config);
+const embedder = createBulkEmbedder(config);
 const mb = rows.reduce((sum, r) => sum + r.title.length + r.content.length, 0) / 1e6;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 

@@ -105,6 +105,8 @@ export const EnvironmentSchema = z
     EMBEDDINGS_API_KEY: z.string().optional(),
     EMBEDDINGS_MODEL: z.string().default("text-embedding-3-small"),
     EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+    // Threads of one run of the local encoder (src/insights/embed/encoder.ts); concurrent runs use more.
+    EMBEDDINGS_THREADS: z.coerce.number().int().min(1).max(64).default(1),
     CONTEXT_VECTOR_CACHE_MB: z.coerce.number().int().min(0).max(65_536).default(256),
     CONTEXT_MIN_SIMILARITY: z.coerce.number().min(-1).max(1).default(0.2),
     LLM_BASE_URL: optionalUrl,

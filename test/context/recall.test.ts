@@ -3,7 +3,7 @@ import { pageEmbeddingText } from "../../src/insights/context/embedding.js";
 import { keywordRanking } from "../../src/insights/context/repo.js";
 import { keywordQuery } from "../../src/insights/context/service.js";
 import { CommonTerms } from "../../src/insights/context/terms.js";
-import { cosine, hashingVector } from "../../src/insights/embed/hashing.js";
+import { encodeTexts } from "../../src/insights/embed/encoder.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { projectOf, signIn, type TestUser } from "./helpers.js";
 
@@ -25,8 +25,11 @@ async function lexicalMatch(text: string, query: string): Promise<boolean> {
     SELECT to_tsvector('english', ${text}) @@ websearch_to_tsquery('english', ${query}) AS m`;
   return rows[0]?.m ?? false;
 }
-const similarity = (query: string, title: string, content: string) =>
-  cosine(hashingVector(query), hashingVector(pageEmbeddingText(title, content)));
+/** The cosine of the query's and the page's vectors under the default embedder (the encoder). */
+async function similarity(query: string, title: string, content: string): Promise<number> {
+  const [q, p] = await encodeTexts([query, pageEmbeddingText(title, content)], { batchSize: 1 });
+  return q!.reduce((s, v, i) => s + v * p![i]!, 0);
+}
 
 describe("GET /agent/v1/context/recall: hybrid ranking", () => {
   const query = "telemetrydashboards";
@@ -44,11 +47,11 @@ describe("GET /agent/v1/context/recall: hybrid ranking", () => {
 
   it("constructs its pages as claimed: one matches only lexically, one only by vector similarity, one by neither", async () => {
     expect(await lexicalMatch(`${vectorOnly.title} ${vectorOnly.content}`, query)).toBe(false);
-    expect(similarity(query, vectorOnly.title, vectorOnly.content)).toBeGreaterThan(0.3);
+    expect(await similarity(query, vectorOnly.title, vectorOnly.content)).toBeGreaterThan(0.3);
     expect(await lexicalMatch(keywordOnly.content, query)).toBe(true);
-    expect(similarity(query, keywordOnly.title, keywordOnly.content)).toBeLessThan(h.config.CONTEXT_MIN_SIMILARITY);
+    expect(await similarity(query, keywordOnly.title, keywordOnly.content)).toBeLessThan(h.config.CONTEXT_MIN_SIMILARITY);
     expect(await lexicalMatch(`${neither.title} ${neither.content}`, query)).toBe(false);
-    expect(similarity(query, neither.title, neither.content)).toBeLessThan(h.config.CONTEXT_MIN_SIMILARITY);
+    expect(await similarity(query, neither.title, neither.content)).toBeLessThan(h.config.CONTEXT_MIN_SIMILARITY);
   });
 
   it("recalls both the keyword-only and the vector-only match, and not the page matching neither", async () => {
@@ -92,7 +95,7 @@ describe("GET /agent/v1/context/recall: hybrid ranking", () => {
     expect(paths(await alice.recall({ query: "submarine" }))).toContain("volatile/page");
     // By vector alone too: a compound the full-text parser keeps whole.
     expect(await lexicalMatch("submarine periscope maintenance", "submarineperiscopes")).toBe(false);
-    expect(similarity("submarineperiscopes", "Volatile", "submarine periscope maintenance")).toBeGreaterThan(0.25);
+    expect(await similarity("submarineperiscopes", "Volatile", "submarine periscope maintenance")).toBeGreaterThan(0.25);
     expect(paths(await alice.recall({ query: "submarineperiscopes" }))).toContain("volatile/page");
   });
 
@@ -157,7 +160,7 @@ describe("GET /agent/v1/context/recall: project scope", () => {
     expect(scoped.body.results[0].project_id).toBe(project);
     // The vector ranking is scoped too (this query matches by vector only).
     expect(await lexicalMatch(`${page.title} ${page.content}`, "pangolinsurveys")).toBe(false);
-    expect(similarity("pangolinsurveys", page.title, page.content)).toBeGreaterThan(0.3);
+    expect(await similarity("pangolinsurveys", page.title, page.content)).toBeGreaterThan(0.3);
     expect(paths(await carol.recall({ query: "pangolinsurveys", project_id: project }))).toEqual(["in"]);
     // Moving the page out of the project takes it out of the project's recall.
     await carol.save({ ...page, path: "in" });
@@ -205,7 +208,7 @@ describe("GET /agent/v1/context/recall: bounds", () => {
   });
 
   it("answers an empty list when nothing matches by keyword or above the similarity floor", async () => {
-    expect(similarity("xylophonequintet", "Okapi 1", "okapi sighting number 1")).toBeLessThan(h.config.CONTEXT_MIN_SIMILARITY);
+    expect(await similarity("xylophonequintet", "Okapi 1", "okapi sighting number 1")).toBeLessThan(h.config.CONTEXT_MIN_SIMILARITY);
     const res = await erin.recall({ query: "xylophonequintet" });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ results: [], count: 0, query: "xylophonequintet" });

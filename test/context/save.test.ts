@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENCODER_MODEL } from "../../src/insights/embed/encoder.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { projectOf, signIn, type TestUser } from "./helpers.js";
 
@@ -35,7 +36,7 @@ describe("POST /agent/v1/context/save: create or replace", () => {
 
     const stored = await h.deps.db.page.findMany({ where: { userId: alice.id, path: "notes/pricing" } });
     expect(stored).toHaveLength(1);
-    expect(stored[0]).toMatchObject({ content: "Monthly billing too.", version: 2, embeddingModel: "local-hashing-v1" });
+    expect(stored[0]).toMatchObject({ content: "Monthly billing too.", version: 2, embeddingModel: ENCODER_MODEL });
     expect(stored[0]?.embedding).toHaveLength(384);
   });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forgetDeletedCitations } from "../../src/insights/analysis/deletions.js";
-import { createEmbedder, type EmbeddingProvider } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder, type EmbeddingProvider } from "../../src/insights/embed/provider.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { listen, openStream } from "../analysis/sse-client.js";
@@ -270,7 +270,7 @@ describe("DELETE /agent/v1/content/{content_id}", () => {
       { platform: "reddit", content: "The flumbergast export is broken and slow." },
     ]);
     const id = stored.content_ids[0] as string;
-    const local = createEmbedder(h.config);
+    const local = createBulkEmbedder(h.config);
     // The delete commits after enrichment read the row and before it writes (the embedder runs in between).
     const racing: EmbeddingProvider = {
       model: local.model,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { runAdminCommand } from "../../src/governance/admin/commands.js";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { Prisma } from "../../src/platform/db.js";
 import type { Harness } from "../helpers/harness.js";
@@ -81,7 +81,7 @@ export async function ingest(h: Harness, token: string, entityId: string, source
 
 /** Embeds the rows and splits them into opinion units, as the enrichment worker does. */
 export async function enrich(h: Harness, ids: string[]) {
-  await enrichContent(h.deps.pool, createEmbedder(h.config), ids);
+  await enrichContent(h.deps.pool, createBulkEmbedder(h.config), ids);
 }
 
 /** Every exportable table's rows of the caller, as one text (an `export` key of the owner). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HASHING_DIMENSIONS, HASHING_MODEL } from "../../src/insights/embed/hashing.js";
+import { ENCODER_DIMENSIONS, ENCODER_MODEL } from "../../src/insights/embed/encoder.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 let h: Harness;
@@ -19,12 +19,12 @@ async function createKey(scopes: string[]): Promise<string> {
   return res.body.raw_key as string;
 }
 
-describe("POST /agent/v1/content/embed with the local hashing embedder", () => {
+describe("POST /agent/v1/content/embed with the local encoder", () => {
   it("answers {embedding, model, dimensions} with a unit vector of the stated length", async () => {
     const res = await embed("Customers keep asking for a cheaper starter plan.");
     expect(res.status).toBe(200);
-    expect(res.body.model).toBe(HASHING_MODEL);
-    expect(res.body.dimensions).toBe(HASHING_DIMENSIONS);
+    expect(res.body.model).toBe(ENCODER_MODEL);
+    expect(res.body.dimensions).toBe(ENCODER_DIMENSIONS);
     expect(res.body.embedding).toHaveLength(res.body.dimensions);
     expect(res.body.embedding.every((x: unknown) => typeof x === "number" && Number.isFinite(x))).toBe(true);
     expect(norm(res.body.embedding)).toBeCloseTo(1, 4);
@@ -34,6 +34,16 @@ describe("POST /agent/v1/content/embed with the local hashing embedder", () => {
     const [a, b, c] = await Promise.all([embed("pricing feedback"), embed("pricing feedback"), embed("onboarding friction")]);
     expect(a.body.embedding).toEqual(b.body.embedding);
     expect(a.body.embedding).not.toEqual(c.body.embedding);
+  });
+
+  it("embeds by meaning: a paraphrase with no word in common is nearer than an unrelated text", async () => {
+    const [a, b, c] = await Promise.all([
+      embed("The subscription costs too much."),
+      embed("This plan is overpriced."),
+      embed("The export button is hidden in settings."),
+    ]);
+    const dot = (x: number[], y: number[]) => x.reduce((s, v, i) => s + v * y[i]!, 0);
+    expect(dot(a.body.embedding, b.body.embedding)).toBeGreaterThan(dot(a.body.embedding, c.body.embedding) + 0.2);
   });
 
   it("gives text without letters or digits a unit vector too", async () => {

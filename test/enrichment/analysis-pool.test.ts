@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readIssues, readReviews } from "../../bench/quality/feedback/data/convert.js";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { analyseRows, INLINE_SLICE_MS, type RowText } from "../../src/insights/enrichment/analyse.js";
 import { type AnalysisPool, createAnalysisPool } from "../../src/insights/enrichment/analysis-pool.js";
 import { adaptTrackerModel, readTrackerKinds } from "../../src/insights/enrichment/feedback-kind/adapt.js";
@@ -78,7 +78,7 @@ describe("analysis threads", () => {
       rows.map((row, i) => ({ platform: "github", title: row.title, content: row.content, id: `pool-${i}` })),
     );
     // Chunks of 7 rows: six chunks and a short one, each its own transaction.
-    const result = await enrichContent(h.deps.pool, createEmbedder(h.config), ids, threads.analyse, 7);
+    const result = await enrichContent(h.deps.pool, createBulkEmbedder(h.config), ids, threads.analyse, 7);
     expect(result.enriched).toBe(rows.length);
     const expected = analyseRows(rows);
     const stored = await h.deps.db.content.findMany({

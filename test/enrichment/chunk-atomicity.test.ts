@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { type Analyser, analyseInline } from "../../src/insights/enrichment/analyse.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { createTenant, storeSources, type Tenant } from "../analysis/fixtures.js";
@@ -34,7 +34,7 @@ describe("an enrichment chunk", () => {
     // A unit of a kind the table refuses (its check constraint): the insert fails after the rows' update ran.
     const refused: Analyser = async (rows) =>
       (await analyseInline(rows)).map((row) => ({ ...row, spans: row.spans.map((span) => ({ ...span, kind: "nonsense" as "opinion" })) }));
-    await expect(enrichContent(h.deps.pool, createEmbedder(h.config), ids, refused)).rejects.toThrow(/opinion_units_kind_check/);
+    await expect(enrichContent(h.deps.pool, createBulkEmbedder(h.config), ids, refused)).rejects.toThrow(/opinion_units_kind_check/);
     const rows = await h.deps.pool.query<{ enriched: number }>(
       `SELECT count(*) FILTER (WHERE e.enriched_at IS NOT NULL)::int AS enriched
        FROM content_store c LEFT JOIN content_enrichment e ON e.content_id = c.id WHERE c.id = ANY($1::uuid[])`,
@@ -43,6 +43,6 @@ describe("an enrichment chunk", () => {
     expect(rows.rows[0]!.enriched).toBe(0);
     expect(await unitsOf(ids)).toEqual([]);
     // The same rows enrich normally afterwards: nothing was left half-written or locked.
-    expect(await enrichContent(h.deps.pool, createEmbedder(h.config), ids)).toMatchObject({ enriched: 2 });
+    expect(await enrichContent(h.deps.pool, createBulkEmbedder(h.config), ids)).toMatchObject({ enriched: 2 });
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
+import { STATIC_DIMENSIONS, STATIC_MODEL } from "../../src/insights/embed/static.js";
 import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { deriveJobId } from "../../src/platform/queues.js";
@@ -57,8 +58,8 @@ describe("enrichment.content.v1", () => {
       "rows to be enriched",
     );
     for (const row of rows) {
-      expect(row.enrichment?.embeddingModel).toBe("local-hashing-v1");
-      expect(row.enrichment?.embedding).toHaveLength(384);
+      expect(row.enrichment?.embeddingModel).toBe(STATIC_MODEL);
+      expect(row.enrichment?.embedding).toHaveLength(STATIC_DIMENSIONS);
       expect(row.enrichment?.embedding.some((v) => v !== 0)).toBe(true);
     }
 
@@ -106,7 +107,7 @@ describe("enrichment.content.v1", () => {
       return Object.values(counts).every((n) => n === 0) ? true : undefined;
     });
     const before = await snapshot();
-    const again = await enrichContent(h.deps.pool, createEmbedder(h.config), [...ids, ids[0]!]);
+    const again = await enrichContent(h.deps.pool, createBulkEmbedder(h.config), [...ids, ids[0]!]);
     expect(again).toMatchObject({ requested: 3, enriched: 0, alreadyEnriched: 3, unitsInserted: 0 });
 
     // And through the queue, as a second delivery of the same job would.
@@ -126,7 +127,7 @@ describe("enrichment.content.v1", () => {
     const units = await h.deps.db.opinionUnit.findMany({ where: { contentId: fresh! }, orderBy: { startOffset: "asc" } });
     expect(units.map((u) => u.text)).toEqual(["The CLI is fast.", "Installation failed twice."]);
 
-    const result = await enrichContent(h.deps.pool, createEmbedder(h.config), [fresh!, "00000000-0000-4000-8000-000000000000"]);
+    const result = await enrichContent(h.deps.pool, createBulkEmbedder(h.config), [fresh!, "00000000-0000-4000-8000-000000000000"]);
     expect(result).toEqual({ requested: 2, enriched: 0, alreadyEnriched: 1, missing: 1, unitsInserted: 0 });
   });
 
@@ -139,7 +140,7 @@ describe("enrichment.content.v1", () => {
         content: `Row ${i} says the export works well. Another sentence ${i} here.`,
       })),
     );
-    const embedder = createEmbedder(h.config);
+    const embedder = createBulkEmbedder(h.config);
     const [a, b] = await Promise.all([enrichContent(h.deps.pool, embedder, rows), enrichContent(h.deps.pool, embedder, rows)]);
     // The ingest-queued job may have taken some rows first; no row is written twice either way.
     expect(a.enriched + b.enriched).toBeLessThanOrEqual(rows.length);
@@ -147,7 +148,7 @@ describe("enrichment.content.v1", () => {
     expect(units.map((u) => u._count)).toEqual(rows.map(() => 2));
     const stored = await h.deps.db.content.findMany({ where: { id: { in: rows } }, include: { enrichment: true } });
     const enriched = (r: (typeof stored)[number]) =>
-      r.enrichment !== null && r.enrichment.enrichedAt !== null && r.enrichment.embedding.length === 384;
+      r.enrichment !== null && r.enrichment.enrichedAt !== null && r.enrichment.embedding.length === STATIC_DIMENSIONS;
     expect(stored.every(enriched)).toBe(true);
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { kindFromLabels, kindOfLabel, labelNames } from "../../src/insights/enrichment/feedback-kind/labels.js";
 import { classifySource } from "../../src/insights/enrichment/feedback-kind/model.js";
 import { reanalyseContent } from "../../src/insights/enrichment/reanalyse.js";
@@ -113,7 +113,7 @@ describe("enrichment with stored labels", () => {
       },
       { platform: "github", ...WISH, content: `${WISH.content}       `, metadata: { pull_request: false, labels: ["bug"] } },
     ]);
-    await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.deps.config), ids);
     const stored = await kinds(ids);
     expect(stored.slice(0, 2)).toEqual([
       ["bug_report", 1],
@@ -130,7 +130,7 @@ describe("enrichment with stored labels", () => {
       { platform: "github", ...WISH, content: `${WISH.content} once more` },
       { platform: "github", ...WISH, content: `${WISH.content} as a fix`, metadata: { pull_request: true, labels: ["kind/bug"] } },
     ]);
-    await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.deps.config), ids);
     await h.deps.db.$executeRaw`DELETE FROM opinion_units WHERE content_id = ANY(${ids}::uuid[])`;
     await h.deps.db
       .$executeRaw`UPDATE content_enrichment SET feedback_kind = NULL, feedback_kind_confidence = NULL WHERE content_id = ANY(${ids}::uuid[])`;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import {
   adaptModel,
   adaptTrackerModel,
@@ -128,7 +128,7 @@ describe("enrichment.kinds.v1", () => {
       { platform: "reddit", ...fresh[1]!, content: `${fresh[1]!.content} ` },
       { platform: "github", ...fresh[1]!, content: `${fresh[1]!.content}  `, metadata: { ...TRACKER, pull_request: true, labels: [] } },
     ]);
-    const embedder = createEmbedder(h.deps.config);
+    const embedder = createBulkEmbedder(h.deps.config);
     await enrichContent(h.deps.pool, embedder, [...labelledIds, ...freshIds, ...otherIds]);
     const sharedFresh = await stored(freshIds);
     const sharedOther = await stored(otherIds);
@@ -178,7 +178,7 @@ describe("enrichment.kinds.v1", () => {
         .map(({ kind: _k, ...text }) => ({ platform: "github", ...text, metadata: { repository: "acme/small", labels: ["question"] } })),
       { platform: "github", ...fresh[0]!, metadata: { repository: "acme/small" } },
     ]);
-    await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.deps.config), ids);
     const before = await stored(ids);
     const result = await adaptTrackerKinds(h.deps.pool, { entityId: tenant.entityId, platform: "github", repository: "acme/small" });
     expect(result).toEqual({ labelled: 0, adapted: false, read: 0, changed: 0, whole: false });
@@ -198,7 +198,7 @@ describe("enrichment.kinds.v1", () => {
           metadata: { repository: tracker.repository, labels: labels ?? [] },
         })),
       );
-      await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+      await enrichContent(h.deps.pool, createBulkEmbedder(h.deps.config), ids);
       await queueTrackerKinds({ ...h.deps, memory }, ids);
       return ids;
     };
@@ -243,7 +243,7 @@ describe("enrichment.kinds.v1", () => {
       { platform: "github", title: "Three", content: "Labels but no repository.", metadata: { labels: ["bug"] } },
       { platform: "reddit", content: "A post names neither." },
     ]);
-    await enrichContent(h.deps.pool, createEmbedder(h.deps.config), ids);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.deps.config), ids);
     const now = Date.UTC(2026, 10, 27, 12, 0, 10);
     const memory = redisTrackerMemory(h.deps.redis, `kinds-test-${randomUUID()}`);
     expect(await queueTrackerKinds({ ...h.deps, memory }, ids, now)).toBe(2);

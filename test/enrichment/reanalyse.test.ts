@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAdminCommand } from "../../src/governance/admin/commands.js";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { ANALYSER_VERSION } from "../../src/insights/enrichment/opinions.js";
 import { reanalyseContent } from "../../src/insights/enrichment/reanalyse.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
@@ -73,7 +73,7 @@ beforeAll(async () => {
   otherRow = (await storeSources(h, tenant, [{ platform: "reddit", content: "Exports keep failing on large files." }], other))[0]!;
   // Only the jobs this file queues itself: the ingest's own enrichment jobs go.
   await enrichmentQueue().obliterate({ force: true });
-  await enrichContent(h.deps.pool, createEmbedder(h.deps.config), [stale, emptied, codeOnly, fresh, otherRow]);
+  await enrichContent(h.deps.pool, createBulkEmbedder(h.deps.config), [stale, emptied, codeOnly, fresh, otherRow]);
 });
 afterAll(() => h.close());
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { reanalyseContent } from "../../src/insights/enrichment/reanalyse.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { createTenant, storeSources, type Tenant } from "../analysis/fixtures.js";
@@ -40,7 +40,7 @@ async function unitDates() {
 
 describe("the date of an original's units", () => {
   it("is written by the enrichment: published, else stored, and none for meeting notes and summaries", async () => {
-    await enrichContent(h.deps.pool, createEmbedder(h.config), ids);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.config), ids);
     const rows = await unitDates();
     for (const id of ids) expect(rows.filter((r) => r.contentId === id).length).toBeGreaterThan(0);
     for (const r of rows) {

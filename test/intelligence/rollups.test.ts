@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { bearer, createEntityFor } from "../helpers/evidence.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -62,7 +62,7 @@ beforeAll(async () => {
     })
     .expect(200);
   ids = res.body.content_ids;
-  await enrichContent(h.deps.pool, createEmbedder(h.config), ids);
+  await enrichContent(h.deps.pool, createBulkEmbedder(h.config), ids);
 });
 afterAll(() => h.close());
 
@@ -127,7 +127,7 @@ describe("opinion unit rollups", () => {
     await expectExact();
     // Enrichment of the originals whose units were removed writes them again.
     await h.deps.db.contentEnrichment.updateMany({ where: { contentId: c }, data: { enrichedAt: null } });
-    await enrichContent(h.deps.pool, createEmbedder(h.config), [c]);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.config), [c]);
     await expectExact();
   });
 

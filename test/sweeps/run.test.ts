@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmbedder } from "../../src/insights/embed/provider.js";
+import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
+import { STATIC_MODEL } from "../../src/insights/embed/static.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { jobIds } from "../../src/jobs/ids.js";
 import { sweepProcessor } from "../../workers/sweeps.js";
@@ -70,7 +71,7 @@ describe("POST /api/sweeps/run", () => {
           missing: 0,
           opinion_units_inserted: expect.any(Number),
           remaining: 0,
-          embedding_model: "local-hashing-v1",
+          embedding_model: STATIC_MODEL,
         },
         error: null,
         attempts: 1,
@@ -79,8 +80,7 @@ describe("POST /api/sweeps/run", () => {
       const units = await h.deps.db.opinionUnit.count({ where: { contentId: { in: ids } } });
       expect(units).toBeGreaterThan(0);
       expect(res.body.statistics.opinion_units_inserted).toBe(units);
-      for (const row of await enrichedState(ids))
-        expect(row).toMatchObject({ enrichedAt: expect.any(Date), embeddingModel: "local-hashing-v1" });
+      for (const row of await enrichedState(ids)) expect(row).toMatchObject({ enrichedAt: expect.any(Date), embeddingModel: STATIC_MODEL });
 
       // The same key answers the same run, without running it again.
       const again = await sweep({ entity_id: entity.id, idempotency_key: "capture-one-key" });
@@ -117,7 +117,7 @@ describe("POST /api/sweeps/run", () => {
     expect(res.body).toMatchObject({ status: "queued", statistics: { originals: null, enriched: 0 }, started_at: null });
 
     // The enrichment queue (which ingest feeds) enriches one of the run's originals first.
-    await enrichContent(h.deps.pool, createEmbedder(h.config), [ids[1] as string]);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.config), [ids[1] as string]);
     const workers = h.startWorkers({ "sweep.run.v1": sweepProcessor });
     try {
       const done = await until(async () => {
@@ -144,7 +144,7 @@ describe("POST /api/sweeps/run", () => {
         .set(bearer(token))
         .send({ entity_id: entity.id, collection_run_id: "capture-five-key", sources: [{ platform: "agent", content: "Sync is slow." }] })
         .expect(200);
-      await enrichContent(h.deps.pool, createEmbedder(h.config), stored.body.content_ids);
+      await enrichContent(h.deps.pool, createBulkEmbedder(h.config), stored.body.content_ids);
       const res = await sweep({ entity_id: entity.id, idempotency_key: "capture-five-key" });
       expect(res.body).toMatchObject({ status: "completed", statistics: { originals: 1, enriched: 0, already_enriched: 1, remaining: 0 } });
       // Under another key the same, already enriched, original is not the run's.
@@ -167,7 +167,7 @@ describe("POST /api/sweeps/run", () => {
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       select: { id: true, createdAt: true },
     });
-    await enrichContent(h.deps.pool, createEmbedder(h.config), [done?.id as string]);
+    await enrichContent(h.deps.pool, createBulkEmbedder(h.config), [done?.id as string]);
     const failed = await h.deps.db.sweepRun.update({
       where: { id: first.body.run_id },
       data: {

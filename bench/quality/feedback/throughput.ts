@@ -56,7 +56,9 @@ async function measure(tree: Tree, rows: ReturnType<typeof corpus>, serverUrl: s
   const dbModule = await import(path.join(tree.dir, "src/platform/db.ts"));
   // Trees before the areas (src/insights/…) kept the domains directly under src/.
   const insights = existsSync(path.join(tree.dir, "src/insights")) ? "src/insights" : "src";
-  const { createEmbedder } = await import(path.join(tree.dir, insights, "embed/provider.ts"));
+  // The embedder enrichment runs with: the bulk one where the tree has it (the static companion), else the only one.
+  const providers = await import(path.join(tree.dir, insights, "embed/provider.ts"));
+  const createEmbedder = providers.createBulkEmbedder ?? providers.createEmbedder;
   const { enrichContent } = await import(path.join(tree.dir, insights, "enrichment/service.ts"));
   const name = `res_bench_throughput_${randomBytes(4).toString("hex")}`;
   await admin.onServer(serverUrl, (c: pg.Client) => c.query(`CREATE DATABASE "${name}"`));

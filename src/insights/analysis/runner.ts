@@ -5,7 +5,7 @@ import { type EndedJob, endedWith } from "../../jobs/lifecycle.js";
 import type { DbTx } from "../../platform/db.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { AppError } from "../../platform/errors.js";
-import { createEmbedder } from "../embed/provider.js";
+import { createBulkEmbedder } from "../embed/provider.js";
 import { analysisPublication, publishGeneratedRecords } from "../knowledge/publish.js";
 import { forgetDeletedCitations } from "./deletions.js";
 import { type AnalysisRequest, runEngine } from "./engine.js";
@@ -114,7 +114,7 @@ async function analyse(
       {
         db: deps.db,
         config: deps.config,
-        embedder: createEmbedder(deps.config),
+        embedder: createBulkEmbedder(deps.config),
         signal: cancel.signal,
         progress: async (step, progress) => {
           await cancel.check();

@@ -3,12 +3,19 @@ import type { Config } from "../../platform/config.js";
 import { AppError } from "../../platform/errors.js";
 import { parseRetryAfterSeconds, retryAfterHeader } from "../../platform/http/retry-after.js";
 import { outboundFetch, trustedEndpoint } from "../../platform/outbound.js";
-import { hashingEmbedder } from "./hashing.js";
+import { encoderEmbedder } from "./encoder.js";
+import { staticEmbeddingProvider } from "./static.js";
 
 /**
- * Embedding providers. The default is a local, deterministic feature-hashing embedder
- * (no model download); an OpenAI-compatible `/embeddings` endpoint is used when
- * EMBEDDINGS_URL is configured.
+ * Embedding providers. Two local models, both made offline from all-MiniLM-L6-v2 and kept in the
+ * repository (models/minilm-l6-v2, nothing downloaded at run time):
+ * - the encoder (encoder.ts, `minilm-l6-v2-int8-v1`, 384 dimensions): `createEmbedder`, for what is embedded
+ *   a few texts at a time (the embed route, context pages and their recall);
+ * - its static companion (static.ts, `minilm-l6-v2-static-v1`, 256 dimensions): `createBulkEmbedder`, for
+ *   what is embedded row after row (enrichment of every stored original, the analysis's vector ranking
+ *   over those rows, sweeps), where the encoder would be too slow.
+ * With EMBEDDINGS_URL both are the OpenAI-compatible `/embeddings` endpoint instead. Vectors of different
+ * models are never compared: every stored vector carries its model (`embedding_model`).
  */
 export interface EmbeddingProvider {
   readonly model: string;
@@ -83,16 +90,25 @@ export function openAiCompatibleEmbedder(options: {
   };
 }
 
+function remoteEmbedder(config: Config & { EMBEDDINGS_URL: string }): EmbeddingProvider {
+  return openAiCompatibleEmbedder({
+    baseUrl: config.EMBEDDINGS_URL,
+    model: config.EMBEDDINGS_MODEL,
+    timeoutMs: config.EMBEDDINGS_TIMEOUT_MS,
+    ...(config.EMBEDDINGS_API_KEY ? { apiKey: config.EMBEDDINGS_API_KEY } : {}),
+  });
+}
+
+/** The embedder of texts embedded a few at a time: the encoder, or the configured endpoint. */
 export function createEmbedder(config: Config): EmbeddingProvider {
-  if (config.EMBEDDINGS_URL) {
-    return openAiCompatibleEmbedder({
-      baseUrl: config.EMBEDDINGS_URL,
-      model: config.EMBEDDINGS_MODEL,
-      timeoutMs: config.EMBEDDINGS_TIMEOUT_MS,
-      ...(config.EMBEDDINGS_API_KEY ? { apiKey: config.EMBEDDINGS_API_KEY } : {}),
-    });
-  }
-  return hashingEmbedder();
+  if (config.EMBEDDINGS_URL) return remoteEmbedder({ ...config, EMBEDDINGS_URL: config.EMBEDDINGS_URL });
+  return encoderEmbedder({ threads: config.EMBEDDINGS_THREADS });
+}
+
+/** The embedder of stored originals, embedded in bulk: the static companion, or the configured endpoint. */
+export function createBulkEmbedder(config: Config): EmbeddingProvider {
+  if (config.EMBEDDINGS_URL) return remoteEmbedder({ ...config, EMBEDDINGS_URL: config.EMBEDDINGS_URL });
+  return staticEmbeddingProvider();
 }
 
 const shared = new WeakMap<Config, EmbeddingProvider>();

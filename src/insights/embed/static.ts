@@ -16,6 +16,7 @@ import { parseVocab, type WordPieceTokenizer, wordPieceTokenizer } from "./wordp
  * for the life of the process (about 31 MB as float32).
  */
 export const STATIC_MODEL = "minilm-l6-v2-static-v1";
+export const STATIC_DIMENSIONS = 256;
 
 export interface StaticEmbedder {
   readonly model: string;
@@ -62,6 +63,9 @@ function loadStatic(dir: string): StaticEmbedder {
   const meta = JSON.parse(readFileSync(path.join(dir, "static.json"), "utf8")) as StaticMeta;
   const tokenizer = modelTokenizer(dir);
   const { rows, dimensions } = meta;
+  if (meta.model !== STATIC_MODEL || dimensions !== STATIC_DIMENSIONS) {
+    throw new Error(`static.json describes ${meta.model} (${dimensions} dimensions), not ${STATIC_MODEL} (${STATIC_DIMENSIONS})`);
+  }
   if (rows !== tokenizer.vocab.size) throw new Error(`static.json has ${rows} rows but vocab.txt ${tokenizer.vocab.size} tokens`);
   const bytes = readFileSync(path.join(dir, "static.f16.bin"));
   if (bytes.byteLength !== rows * dimensions * 2) throw new Error("static.f16.bin does not hold rows × dimensions float16 values");
@@ -111,9 +115,7 @@ export function staticEmbeddingProvider(dir?: string): EmbeddingProvider {
   };
   return {
     model: STATIC_MODEL,
-    get dimensions() {
-      return get().dimensions;
-    },
+    dimensions: STATIC_DIMENSIONS,
     embed: async (texts) => get().embedSync(texts).map(toStoredVector),
   };
 }
