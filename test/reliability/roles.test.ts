@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOLS } from "../../src/delivery/mcp/server.js";
 import { runAdminCommand } from "../../src/governance/admin/commands.js";
 import type { AnyRoute, RouteRole } from "../../src/platform/http/route.js";
 import { atLeast, ROLES, type Role } from "../../src/platform/roles.js";
 import { allRoutes } from "../../src/routes.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { connect } from "../mcp/support.js";
 import { pathParamNames } from "./support/arbitraries.js";
 import { expectDocumented, expectErrorBody, type Listening, listen, type RawResponse } from "./support/http.js";
 import { callers, type Shaped, sendShaped, shapeOf, validRequest } from "./support/requests.js";
-import { buildWorld, type World, worldSnapshot } from "./support/world.js";
+import { buildWorld, WORLD_QUOTE, type World, worldSnapshot } from "./support/world.js";
 
 /**
  * The role matrix, generated from the route table: every route declares the least workspace role it
@@ -128,6 +130,50 @@ const namesWorld = (route: AnyRoute) =>
   pathParamNames(route.path).some((n) => world.ids[n]) ||
   [route.query, route.body].some((schema) => Object.keys(shapeOf(schema)).some((k) => world.ids[k] && k !== "user_id"));
 
+/**
+ * The scope a request names without naming it: the request with every id of the world left out of its
+ * query and body (`none`), or with only content ids left (`content`: `provided_sources`, `content_ids`).
+ * A route that resolves such a request to the world's workspace must check the role there too.
+ */
+type Indirect = "none" | "content";
+
+/** Request fields that name what a request reads or writes (its scope). */
+const SCOPE_FIELDS = ["entity_id", "project_id", "workspace_id", "parent_entity_id", "content_id", "provided_sources", "content_ids"];
+const CONTENT_FIELDS = ["content_id", "provided_sources", "content_ids"];
+
+/** Writes a member below their role must not be served whatever they name; `null` when the route names its scope in the path. */
+function indirectRequest(route: AnyRoute, how: Indirect): Shaped | null {
+  if (pathParamNames(route.path).length > 0) return null;
+  const req = requestFor(route);
+  const fields = [route.query, route.body].flatMap((schema) => Object.keys(shapeOf(schema)));
+  if (!fields.some((f) => SCOPE_FIELDS.includes(f))) return null;
+  // Content ids stay in the `content` variant, at the top and in items (a knowledge record's evidence).
+  const strip = how === "none" ? SCOPE_FIELDS : SCOPE_FIELDS.filter((f) => !CONTENT_FIELDS.includes(f));
+  const without = (value: Record<string, unknown>) => {
+    for (const key of strip) delete value[key];
+  };
+  for (const value of [req.query, req.body] as (Record<string, unknown> | undefined)[]) {
+    if (!value) continue;
+    without(value);
+    // Items that name a scope of their own (observations, evidence) name none either.
+    for (const items of Object.values(value).filter(Array.isArray)) {
+      for (const item of items) if (item && typeof item === "object") without(item as Record<string, unknown>);
+    }
+  }
+  if (how === "content") {
+    if (req.body && "provided_sources" in shapeOf(route.body)) req.body.provided_sources = [{ content_id: world.contentId }];
+    if (req.body && "content_ids" in shapeOf(route.body)) req.body.content_ids = [world.contentId];
+    if (!JSON.stringify([req.query, req.body]).includes(world.contentId)) return null;
+  }
+  return req;
+}
+
+/**
+ * Routes that serve a write naming no workspace in the caller's own: a new entity goes to the caller's
+ * personal workspace, an onboarding makes a new workspace. Neither reads nor writes the world's.
+ */
+const OWN_WORKSPACE_WRITES = new Set(["POST /api/entities", "POST /api/entities/onboarding"]);
+
 /** Why the answer is not one a caller with the right role gets, if it is not. */
 function notServed(route: AnyRoute, res: RawResponse, who: string): string | null {
   expectDocumented(route, res, who);
@@ -165,6 +211,84 @@ describe("the role matrix", () => {
     expect(problems).toEqual([]);
     expect(refused).toBeGreaterThan(40);
     expect(await worldSnapshot(h, alice)).toBe(before);
+  }, 120_000);
+
+  it("refuses a member below a route's role also when the request names no scope or only content ids, and changes nothing", async () => {
+    const before = await worldSnapshot(h, alice);
+    const analysesBefore = await h.deps.db.analysis.count();
+    let refused = 0;
+    const problems: string[] = [];
+    for (const route of ordered().filter(isWrite)) {
+      const needed = workspaceRole(route) as Role;
+      if (needed === "viewer" || OWN_WORKSPACE_WRITES.has(label(route))) continue;
+      for (const how of ["none", "content"] as const) {
+        const req = indirectRequest(route, how);
+        if (!req) continue;
+        for (const role of (["viewer", "editor", "admin"] as const).filter((r) => !atLeast(r, needed))) {
+          for (const [credential, headers] of callers(route, members[role].token, members[role].key)) {
+            const res = await sendShaped(server.port, route, req, headers);
+            const where = `${label(route)} naming ${how === "none" ? "no scope" : "only content ids"} as ${role} (${credential}): ${res.status} ${res.text.slice(0, 300)}`;
+            expectDocumented(route, res, `${role} ${credential} ${how}`);
+            // Never served; refused for the role (403), or for what it names (400 scope_required, 422).
+            if (![400, 403, 422].includes(res.status)) problems.push(where);
+            refused++;
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(refused).toBeGreaterThan(10);
+    expect(await worldSnapshot(h, alice)).toBe(before);
+    expect(await h.deps.db.analysis.count()).toBe(analysesBefore);
+  }, 120_000);
+
+  it("refuses a viewer every MCP mode that writes, naming the world's ids, no scope or only content ids, and changes nothing", async () => {
+    const before = await worldSnapshot(h, alice);
+    const analysesBefore = await h.deps.db.analysis.count();
+    const args = mcpWrites();
+    // Every mode that stands for a route above viewer is here, so a new one cannot go unchecked.
+    const byRoute = new Map(routes.map((r) => [label(r), r]));
+    const writing = TOOLS.flatMap((tool) =>
+      Object.entries(tool.modes)
+        .filter(([, mode]) =>
+          mode.routes.some((r) => (byRoute.get(r)?.role ?? "account") !== "viewer" && WORKSPACE_ROLES.includes(byRoute.get(r)?.role ?? "")),
+        )
+        .map(([name]) => `${tool.name}:${name}`),
+    );
+    expect(Object.keys(args).sort()).toEqual(writing.sort());
+
+    const problems: string[] = [];
+    const connected = await connect(server.url, { bearer: members.viewer.token });
+    try {
+      for (const [mode, named] of Object.entries(args)) {
+        const [tool] = mode.split(":") as [string];
+        const variants: [string, Record<string, unknown>][] = [
+          ["the world's ids", named],
+          ["no scope", withoutIds(named)],
+          ["only content ids", { ...withoutIds(named), ...("content_ids" in named ? { content_ids: [world.contentId] } : {}) }],
+        ];
+        for (const [how, sent] of variants) {
+          // Each call a request of its own: a request id used before would answer a replay (or a 409).
+          const call = "request_id" in sent ? { ...sent, request_id: randomUUID() } : sent;
+          // A refusal is immediate; a call still running after a while was accepted (an analysis waiting for its result).
+          const answer = await connected.client
+            .callTool({ name: tool, arguments: call }, undefined, { timeout: 10_000 })
+            .catch((err: Error) => ({ isError: false, structuredContent: { accepted: err.message } }));
+          const body = answer.structuredContent as { status?: number; code?: string };
+          const where = `${mode} naming ${how} as viewer: ${JSON.stringify(answer.structuredContent).slice(0, 300)}`;
+          if (answer.isError !== true) problems.push(where);
+          else if (
+            how === "the world's ids" ? body.status !== 403 || body.code !== "forbidden" : ![400, 403, 422].includes(body.status ?? 0)
+          )
+            problems.push(where);
+        }
+      }
+    } finally {
+      await connected.close();
+    }
+    expect(problems).toEqual([]);
+    expect(await worldSnapshot(h, alice)).toBe(before);
+    expect(await h.deps.db.analysis.count()).toBe(analysesBefore);
   }, 120_000);
 
   it("answers 404 to a non-member for the workspace's ids, on every workspace route", async () => {
@@ -206,3 +330,61 @@ describe("the role matrix", () => {
     expect(served).toBeGreaterThan(100);
   }, 120_000);
 });
+
+/** The ids of the world an MCP call may name, by argument name. */
+const MCP_IDS = ["entity_id", "project_id", "workspace_id", "content_ids", "insight_id", "skill_id", "action_id", "execution_id", "job_id"];
+
+function withoutIds(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([key]) => !MCP_IDS.includes(key)));
+}
+
+/** Each MCP mode that writes in a workspace, with arguments valid in Alice's world (its ids included). */
+function mcpWrites(): Record<string, Record<string, unknown>> {
+  const entity_id = world.entityId;
+  const request_id = randomUUID();
+  return {
+    "analyze:run": { question: "What do users say about pricing?", entity_id, content_ids: [world.contentId], request_id },
+    "analyze:start": { action: "start", question: "Why do teams churn?", entity_id, request_id },
+    // With an approved maximum, so the call starts a run (a quote alone is a read every member may make).
+    "analyze:skill": {
+      action: "skill",
+      entity_id,
+      skill_id: world.skillId,
+      request_id,
+      scope_hash: "a".repeat(64),
+      max_charge_credits: 10,
+    },
+    "ingest:sources": {
+      destination: "sources",
+      entity_id,
+      sources: [{ id: `roles-${request_id}`, platform: "reddit", url: "https://example.com/roles", content: "A viewer's source." }],
+    },
+    "ingest:coverage": { destination: "coverage", entity_id, coverage: { collector: "hackernews", coverage_state: "bounded" } },
+    "ingest:evidence": { destination: "evidence", entity_id, title: "A viewer's record", content: "A viewer's evidence." },
+    "ingest:insight": {
+      destination: "insight",
+      entity_id,
+      request_id,
+      expected_revision: 0,
+      title: "Pricing",
+      summary: "Buyers find the pricing page confusing.",
+      evidence: [{ content_id: world.contentId, quote: WORLD_QUOTE }],
+      content_ids: [world.contentId],
+    },
+    "ingest:skills": { destination: "skills", entity_id, skills: [], expected_skills: [] },
+    "ingest:routine": {
+      destination: "routine",
+      entity_id,
+      skill_id: world.skillId,
+      routine: { enabled: false, interval_hours: 24, source_mode: "saved", max_charge_cents: 100, expected_revision: 1 },
+    },
+    "ingest:observations": { destination: "observations", entity_id, observations: [{ content: "A viewer's observation" }] },
+    "ingest:execution": {
+      destination: "execution",
+      action_id: world.ids.object_id?.[0],
+      executor_platform: "agent",
+      approved_for_execution: true,
+      steps: ["Rewrite the pricing page"],
+    },
+  };
+}
