@@ -7,6 +7,7 @@ import { entityDeletionProcessor } from "./entity-deletion.js";
 import { erasureProcessor } from "./erasures.js";
 import { notesSyncProcessor } from "./notes-sync.js";
 import { projectDeletionProcessor } from "./project-deletion.js";
+import { reembedProcessor } from "./reembed.js";
 import { retentionTickProcessor } from "./retention.js";
 import { routinesTickProcessor } from "./routines.js";
 import type { ProcessorTable } from "./runtime.js";
@@ -27,6 +28,7 @@ export const processors: ProcessorTable = {
   "entity.delete.v1": entityDeletionProcessor,
   "project.delete.v1": projectDeletionProcessor,
   "context.embed.v1": contextEmbedProcessor,
+  "embeddings.reembed.v1": reembedProcessor,
   "notes.sync.v1": notesSyncProcessor,
   "workflow.run.v1": workflowRunProcessor,
   "routines.tick.v1": routinesTickProcessor,

@@ -43,6 +43,8 @@ export const jobIds = {
   entityDeletion: (deletionId: string) => deriveJobId("entity-delete", deletionId),
   /** A project's deletion (src/governance/deletion/project-run.ts). */
   projectDeletion: (deletionId: string) => deriveJobId("project-delete", deletionId),
+  /** The re-embedding of stored vectors: one at a time (a second `reembed` while one is queued or running is the same entry). */
+  reembed: () => "reembed-stored",
   pageEmbed: (pageId: string, version: number) => deriveJobId("page-embed", pageId, String(version)),
   /** One webhook delivery (one endpoint, one message). */
   webhookDelivery: (deliveryId: string) => deriveJobId("webhook", deliveryId),

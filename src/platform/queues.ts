@@ -102,6 +102,13 @@ export const jobCatalog = {
     schema: z.object({}),
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } },
   },
+  "embeddings.reembed.v1": {
+    queue: "enrichment",
+    // Stored vectors of another model than the current one, embedded again (src/insights/embed/reembed.ts), queued by
+    // `npm run admin -- reembed`. The rows are the record (a row is done once its model is current), so a retry resumes.
+    schema: z.object({}),
+    options: { ...retry(5, 5000), removeOnComplete: true, removeOnFail: { count: 20 } },
+  },
   "context.embed.v1": {
     queue: "enrichment",
     // A saved page whose embedding could not be computed at save time.

@@ -1,4 +1,5 @@
 import { requeueWebhookDeliveries } from "../../delivery/webhooks/requeue.js";
+import { queueReembed, reembedStatus, stopReembed } from "../../insights/embed/reembed-command.js";
 import { queueReanalysis } from "../../insights/enrichment/reanalyse.js";
 import { requeueJob, requeueStalled } from "../../intake/collection/requeue.js";
 import { requeueUnenriched } from "../../intake/ingest/requeue.js";
@@ -141,6 +142,25 @@ export const adminCommands: Record<string, Command & { usage: string }> = withUs
     args: ENTITY,
     summary: "after a deploy that changed the analyser: queue stored rows (of one entity) whose units are older",
     run: perEntity(queueReanalysis),
+  },
+  reembed: {
+    queue: true,
+    args: [],
+    summary:
+      "after the embedding model changed: re-embed, in the background, stored vectors of another model (resumes where a stopped run left off)",
+    run: (d) => queueReembed(d),
+  },
+  "reembed-status": {
+    queue: true,
+    args: [],
+    summary: "how many stored vectors are of the current models and how many are left, and whether re-embedding runs",
+    run: (d) => reembedStatus(d),
+  },
+  "reembed-stop": {
+    queue: true,
+    args: [],
+    summary: "stop re-embedding after its current chunk (nothing done is lost; reembed resumes)",
+    run: (d) => stopReembed(d),
   },
   "requeue-stalled": {
     queue: true,
