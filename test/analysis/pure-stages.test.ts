@@ -6,6 +6,7 @@ import {
   type QuoteOriginals,
   type VerifiedQuote,
 } from "../../src/insights/analysis/evidence.js";
+import { phraseEmbedder } from "../../src/insights/analysis/topics/embedder.js";
 import { findThemes } from "../../src/insights/analysis/findings.js";
 import { focusOf, kindFit } from "../../src/insights/analysis/focus.js";
 import { questionIntent } from "../../src/insights/analysis/question.js";
@@ -254,7 +255,7 @@ describe("themes stage", () => {
     "The editor is lovely to write in.",
     "Ten dollars a month is too expensive.",
   ];
-  const rows = posts.map((content, i) => ({ id: id(40 + i), content, feedbackKind: null }));
+  const rows = posts.map((content, i) => ({ id: id(40 + i), title: "", content, feedbackKind: null }));
   const units = scoreUnits(unitsOf(rows, []).units, rows, "What do people think?");
 
   it("finds the reported themes from units alone, and says when a focused question finds nothing to answer", () => {
@@ -268,6 +269,7 @@ describe("themes stage", () => {
         coverageCap: null,
         coverageMin: 1,
       },
+      phraseEmbedder(),
     );
     expect(found.answered && found.reported.map((t) => `${t.aspect}/${t.polarity}/${t.sources}`)).toEqual([
       "sync/complaint/2",
@@ -285,6 +287,7 @@ describe("themes stage", () => {
           coverageCap: null,
           coverageMin: 1,
         },
+        phraseEmbedder(),
       ),
     ).toEqual({ answered: false, noun: "feature requests" });
   });
@@ -296,6 +299,7 @@ describe("themes stage", () => {
       rows,
       { intent, focus: null, entityNames: ["Acme"] },
       { insights: 6, coverageCap: null, coverageMin: 1 },
+      phraseEmbedder(),
     );
     if (!found.answered) throw new Error("no themes");
     const [sync, pricing] = found.reported as [Theme, Theme, Theme];
@@ -313,7 +317,7 @@ describe("themes stage", () => {
       { content: "Sync keeps crashing, how do I get my notes back?", feedbackKind: "question", feedbackKindConfidence: 0.88 },
       { content: "Sync keeps crashing on every start.", feedbackKind: "bug_report", feedbackKindConfidence: null },
       { content: "Sync keeps crashing on my tablet.", feedbackKind: "bug_report", feedbackKindConfidence: 0.67 },
-    ].map((r, i) => ({ ...r, id: id(60 + i), platform: "github" }));
+    ].map((r, i) => ({ ...r, id: id(60 + i), title: "", platform: "github" }));
     const bugs = questionIntent("What bugs do users report most?", ["Acme"]);
     const focus = focusOf(bugs)!;
     const mine = scoreUnits(unitsOf(reports, []).units, reports, "What bugs do users report most?");
@@ -322,6 +326,7 @@ describe("themes stage", () => {
       reports,
       { intent: bugs, focus, entityNames: ["Acme"] },
       { insights: 6, coverageCap: null, coverageMin: 1 },
+      phraseEmbedder(),
     );
     if (!found.answered) throw new Error("no themes");
     const fit = kindFit(focus, reports)!;

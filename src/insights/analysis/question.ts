@@ -20,7 +20,12 @@ export interface QuestionIntent {
    * question (complaints and praise are answered by polarity, as before).
    */
   ask: "requests" | "bugs" | "churn" | "comparison" | "onboarding" | null;
+  /** It asks what people talk about ("What do users talk about most?", "What are the main topics?"), not what they think. */
+  topics?: boolean;
 }
+
+/** Words of a question about what is talked about, rather than how it is judged. */
+const TOPIC_QUESTION = /\b(?:talk(?:s|ed|ing)? about|discuss\w*|mention\w*|bring(?:s|ing)? up|rais(?:e|es|ed|ing)|topics?|themes?|subjects?)\b/i;
 
 /** Stems without a final "e", so "like", "liked" and "likes" meet ("like" is too short for `stem`). */
 const base = (w: string) => stem(w).replace(/e$/, "");
@@ -105,5 +110,6 @@ export function questionIntent(question: string, entityNames: string[] = []): Qu
   );
   // Getting started is a focus of its own only when the question names no other aspect.
   const focused = ask === "onboarding" && [...aspects].some((a) => a !== "onboarding") ? null : ask;
-  return { complaints, praise, requests, aspects: [...aspects], topicTerms, ask: focused };
+  const topics = TOPIC_QUESTION.test(question);
+  return { complaints, praise, requests, aspects: [...aspects], topicTerms, ask: focused, topics };
 }

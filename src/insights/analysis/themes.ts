@@ -157,9 +157,12 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
   return themes.sort((a, b) => compareThemes(a, b, intent));
 }
 
-/** A question that asks for no side and no kind of statement ("What do users talk about most?"): answered topic by topic. */
+/**
+ * A question about what is talked about that asks for no side and no kind of statement ("What do users
+ * talk about most?"): answered topic by topic, each with what its sources say.
+ */
 export function isGeneral(intent: QuestionIntent): boolean {
-  return intent.complaints && intent.praise && intent.requests && intent.ask === null;
+  return intent.topics === true && intent.complaints && intent.praise && intent.requests && intent.ask === null;
 }
 
 /** Whether a theme answers what the question asks for (complaints, praise, requests). */

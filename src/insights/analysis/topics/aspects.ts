@@ -1,4 +1,4 @@
-import type { AspectModel, MinedUnit } from "../aspect-mining.js";
+import { type AspectModel, aspectLabel, isLexiconAspect, type MinedUnit } from "../aspect-mining.js";
 import { discoverTopics, type PhraseEmbedder, type Topic, type TopicModel } from "./discover.js";
 
 /**
@@ -14,13 +14,19 @@ type TextUnit = MinedUnit & { text: string };
 
 const display = (name: string) => (/^\p{Ll}/u.test(name) ? name.charAt(0).toUpperCase() + name.slice(1) : name);
 
+/**
+ * `reviews`: the corpus is reviews or posts rather than an issue tracker's reports, so the general aspects
+ * enrichment names (pricing, support, battery) are read as candidate topics beside its own phrases.
+ */
 export function topicAspects(
   units: readonly TextUnit[],
   titles: ReadonlyMap<string, string>,
   entityNames: readonly string[],
   embed: PhraseEmbedder,
+  reviews: boolean,
 ): TopicAspects {
-  const model = discoverTopics(units, titles.size, entityNames, embed, titles);
+  const general = reviews ? { named: (term: string) => (isLexiconAspect(term) ? aspectLabel(term) : null) } : null;
+  const model = discoverTopics(units, titles.size, entityNames, embed, titles, general);
   const byKey = new Map(model.topics.map((t) => [t.key, t]));
   return {
     model,

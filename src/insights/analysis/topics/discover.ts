@@ -24,6 +24,17 @@ import { keyPhrases } from "./phrases.js";
 export interface TopicUnit {
   contentId: string;
   text: string;
+  /** The general aspects enrichment named in the statement ("pricing", "battery"), if any. */
+  terms?: readonly string[];
+}
+
+/**
+ * General aspects (enrichment's lexicon: pricing, support, battery, …) a corpus of reviews or posts may be
+ * read through: `named(term)` gives the display name of a term that is one ("Pricing"), null otherwise.
+ * An issue tracker's corpus is not: its "cost" is a time cost and its "return" a keyword.
+ */
+export interface GeneralAspects {
+  named: (term: string) => string | null;
 }
 
 export interface Topic {
@@ -44,6 +55,9 @@ export interface TopicModel {
   minSupport: number;
 }
 
+/** How much being the statement's subject (enrichment's first term) outweighs distinctiveness. */
+const SUBJECT_BONUS = 1e6;
+
 /** Embeds short texts as unit vectors (one per text, same order). */
 export type PhraseEmbedder = (texts: string[]) => ArrayLike<number>[];
 
@@ -55,6 +69,12 @@ export const TOPIC_SETTINGS = {
    * an editor's tracker), not one topic of it.
    */
   frameShare: 0.2,
+  /** Corpora smaller than this have no frame: a dozen reviews may all be about the price. */
+  frameMinSources: 100,
+  /** Corpora smaller than this keep topics a single source talks about. */
+  smallCorpus: 30,
+  /** Phrases count as said together only when the rarer one has at least this many sources. */
+  minTogether: 3,
   /** Candidates kept for grouping, most distinctive first. */
   maxCandidates: 400,
   /** Groups merge while their average similarity is at least this. */
@@ -87,10 +107,14 @@ export function discoverTopics(
   entityNames: readonly string[],
   embed: PhraseEmbedder,
   titles: ReadonlyMap<string, string> = new Map(),
+  general: GeneralAspects | null = null,
   settings = TOPIC_SETTINGS,
 ): TopicModel {
-  const minSupport = Math.max(2, Math.ceil(0.01 * sourceCount));
-  const nameWords = new Set(entityNames.flatMap((n) => n.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []));
+  // A handful of sources is read whole: each statement's subject is a topic of its own.
+  const minSupport = sourceCount < settings.smallCorpus ? 1 : Math.max(2, Math.ceil(0.01 * sourceCount));
+  const nameWords = new Set(
+    entityNames.flatMap((n) => n.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).flatMap((w) => [w, ...singularOf(w)]),
+  );
 
   // 1. Phrases by distinct sources, with their written forms; the corpus's mean source length in words.
   const sourcesOf = new Map<string, Set<string>>();
@@ -112,7 +136,23 @@ export function discoverTopics(
     return hits.map((h) => h.key);
   };
   for (const [contentId, title] of titles) titlePhrases.set(contentId, read(contentId, title));
-  for (const u of units) phrasesOfUnit.set(u, read(u.contentId, u.text));
+  for (const u of units) {
+    const keys = read(u.contentId, u.text);
+    // A general aspect the statement names is one of its phrases, under its display name.
+    for (const term of general ? (u.terms ?? []) : []) {
+      const name = general!.named(term);
+      if (name === null) continue;
+      const key = name.toLowerCase();
+      keys.push(key);
+      const set = sourcesOf.get(key) ?? new Set<string>();
+      set.add(u.contentId);
+      sourcesOf.set(key, set);
+      const forms = surfaces.get(key) ?? new Map<string, number>();
+      forms.set(name, (forms.get(name) ?? 0) + 1);
+      surfaces.set(key, forms);
+    }
+    phrasesOfUnit.set(u, keys);
+  }
   const meanWords = wordsOfSource.size === 0 ? 0 : [...wordsOfSource.values()].reduce((a, b) => a + b, 0) / wordsOfSource.size;
   // Plural forms join their singular when the corpus uses both.
   const canonical = new Map<string, string>();
@@ -135,7 +175,7 @@ export function discoverTopics(
   const n = Math.max(1, sourceCount);
   let candidates: Candidate[] = [];
   for (const [key, sources] of merged) {
-    if (sources.size < minSupport || sources.size > settings.frameShare * n) continue;
+    if (sources.size < minSupport || (n >= settings.frameMinSources && sources.size > settings.frameShare * n)) continue;
     const words = key.split(" ");
     if (words.some((w) => nameWords.has(w))) continue;
     const rate = sources.size / n;
@@ -170,7 +210,8 @@ export function discoverTopics(
     const [small, large] = si.size <= sj.size ? [si, sj] : [sj, si];
     let both = 0;
     for (const s of small) if (large.has(s)) both++;
-    const together = both / Math.sqrt(si.size * sj.size);
+    // Said together by a few sources is chance; by several, a subject of this corpus.
+    const together = small.size < settings.minTogether ? 0 : both / Math.sqrt(si.size * sj.size);
     return Math.max(dot, together);
   };
   const groups = averageLinkage(candidates.length, similarity, settings.mergeAt);
@@ -195,11 +236,16 @@ export function discoverTopics(
   const topicOfPhrase = new Map<string, { topic: Topic; score: number }>();
   const scoreOf = new Map(candidates.map((c) => [c.key, c.score]));
   for (const topic of topics) for (const key of topic.phrases) topicOfPhrase.set(key, { topic, score: scoreOf.get(key) ?? 0 });
-  const topicsIn = (keys: readonly string[]) => {
+  // A statement's topics, each by its best phrase there. What enrichment read as the statement's subject
+  // (its terms, best first: the subject's noun phrase before others) decides first; then distinctiveness.
+  const topicsIn = (keys: readonly string[], terms: readonly string[] = []) => {
     const found = new Map<Topic, number>();
     for (const key of keys) {
       const hit = topicOfPhrase.get(canon(key));
-      if (hit && hit.score > (found.get(hit.topic) ?? -1)) found.set(hit.topic, hit.score);
+      if (!hit) continue;
+      const rank = terms.findIndex((t) => t === key || t.toLowerCase() === key);
+      const score = (rank < 0 ? 0 : SUBJECT_BONUS / (1 + rank)) + hit.score;
+      if (score > (found.get(hit.topic) ?? -1)) found.set(hit.topic, score);
     }
     return found;
   };
@@ -234,7 +280,7 @@ export function discoverTopics(
   const topicOf = (u: TopicUnit): Topic | null => {
     const keys = phrasesOfUnit.get(u) ?? keyPhrases(u.text).map((h) => h.key);
     const allowed = salient.get(u.contentId);
-    return allowed ? bestOf(topicsIn(keys), allowed) : null;
+    return allowed ? bestOf(topicsIn(keys, u.terms), allowed) : null;
   };
   return { topics: kept, topicOf, minSupport };
 }

@@ -118,7 +118,8 @@ export function keyPhrases(text: string): PhraseHit[] {
     let v = from - 1;
     while (v >= 0 && tokens[v]!.pos === "DET") v--;
     const verb = tokens[v];
-    if (verb && verb.pos === "VERB" && usable[v] && !LIGHT_VERBS.has(verb.lemma)) {
+    // A verb that judges ("love", "hate") says how, not what is done.
+    if (verb && verb.pos === "VERB" && usable[v] && !LIGHT_VERBS.has(verb.lemma) && valenceOf(verb) === 0) {
       add(words.slice(-Math.min(words.length, 2)), verb);
       if (words.length > 1) add(words.slice(-1), verb);
     }
