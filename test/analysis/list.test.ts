@@ -65,7 +65,7 @@ interface Page {
   next_cursor: string | null;
 }
 
-async function list(token: string, query: Record<string, string | number> = {}) {
+async function list(token: string, query: Record<string, string | number | undefined> = {}) {
   const res = await h.http.get("/api/analyses").query(query).set(auth(token));
   return res as unknown as { status: number; body: Page & { detail?: unknown; code?: string } };
 }
@@ -344,7 +344,12 @@ describe("GET /api/analyses", () => {
     expect(ids((await listOk(alice.token, { entity_id: alice.entityId })).analyses)).toContain(theirs.id);
 
     await h.http.delete(`/api/workspaces/${alice.workspaceId}/members/${added.body.id}`).set(auth(alice.token)).expect(204);
-    for (const query of [{ workspace_id: alice.workspaceId }, { entity_id: alice.entityId }, { project_id: alice.projectId }]) {
+    const scopes: Record<string, string>[] = [
+      { workspace_id: alice.workspaceId },
+      { entity_id: alice.entityId },
+      { project_id: alice.projectId },
+    ];
+    for (const query of scopes) {
       expect((await list(editor.token, query)).status, JSON.stringify(query)).toBe(404);
     }
     expect((await listOk(editor.token)).analyses).toEqual([]);
