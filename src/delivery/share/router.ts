@@ -140,9 +140,10 @@ export function sharePages(deps: AppDeps): Router {
     });
   });
 
-  // Pages and their streams are read-only: any other method is the API's 405 (with `Allow`), answered here,
-  // before the body rules further on could judge a body the method never takes.
-  router.all([`${SHARE_PATH}/:token`, `${SHARE_PATH}/:token/events`], (req: Request, _res: Response, next: NextFunction) => {
+  // Pages, their streams and their assets are read-only: any other method is the API's 405 (with `Allow`),
+  // answered here, before the body rules further on could judge a body the method never takes.
+  const readOnly = [`${SHARE_PATH}/:token`, `${SHARE_PATH}/:token/events`, STYLESHEET_PATH, LIVE_SCRIPT_PATH, "/favicon.ico"];
+  router.all(readOnly, (req: Request, _res: Response, next: NextFunction) => {
     next(
       new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${READ_ONLY}.`, {
         headers: { Allow: READ_ONLY },
