@@ -7,10 +7,10 @@
  *
  *   npx tsx bench/quality/feedback/index.ts [--answers] [--confusion]   (npm run bench:feedback)
  *
- * 1. Markup read as opinion: the share of opinion units of the issues that lie inside code, template
- *    comments, headings, tables, quotes, stack traces, logs or environment dumps, judged by an
- *    independent reader (markup-oracle.ts), beside the previous engine, which read every sentence of
- *    the raw text. Target ≤ 2%.
+ * 1. Markup read as opinion: the share of opinion units of the issues that lie inside headings, fenced
+ *    or indented code, log and trace lines, version and environment dumps or template hints, judged
+ *    by an independent reader (markup-oracle.ts, which shares no code with src/), with the count of
+ *    each kind, beside the previous engine, which read every sentence of the raw text. Target ≤ 2%.
  * 2. Issue kind: the engine's feedback kind (src/insights/enrichment/feedback-kind) against the maintainers'
  *    labels, macro-F1 over bug / feature / question, beside a keyword baseline. Target ≥ 0.80. Then the
  *    kind of each repository's unlabelled half once its other half is labelled (adaptation.ts), beside the
@@ -27,7 +27,7 @@ import { opinionUnits, sentenceSpans } from "../../../src/insights/enrichment/op
 import { adaptationFigures } from "./adaptation.js";
 import { issueKeywordKind, POLARITIES, type Polarity, reviewKeywordKind, starsPolarity, vaderReviewPolarity } from "./baselines.js";
 import { type GoldIssue, type GoldReview, readIssues, readReviews, SPLITS, type Split } from "./data/convert.js";
-import { markupJudge } from "./markup-oracle.js";
+import { MARKUP_KINDS, type MarkupKind, markupJudge } from "./markup-oracle.js";
 import { formatConfusion, score } from "./metrics.js";
 
 const { values: args } = parseArgs({
@@ -64,26 +64,29 @@ function utf16Of(text: string): (cp: number) => number {
 interface MarkupCount {
   units: number;
   inside: number;
+  kinds: Record<MarkupKind, number>;
+}
+
+const markupCount = (): MarkupCount => ({ units: 0, inside: 0, kinds: { heading: 0, code: 0, log: 0, dump: 0, hint: 0 } });
+function judged(c: MarkupCount, kind: MarkupKind | null) {
+  c.units++;
+  if (!kind) return;
+  c.inside++;
+  c.kinds[kind]++;
 }
 
 function markupSection(issues: Map<Split, GoldIssue[]>) {
-  log("1. Opinion units of the issues inside markup (code, template comments, headings, tables, quotes, traces, logs, dumps)");
-  log(`   ${"system".padEnd(44)}${"split".padEnd(7)}${"units".padStart(8)}${"inside".padStart(9)}   share`);
+  log("1. Opinion units of the issues inside markup (headings, code, log and trace lines, version and environment dumps, template hints)");
+  log(`   ${"system".padEnd(50)}${"split".padEnd(7)}${"units".padStart(8)}${"inside".padStart(9)}   share   ${MARKUP_KINDS.join(" / ")}`);
   const results = new Map<Split, { engine: MarkupCount; before: MarkupCount }>();
   for (const [split, items] of issues) {
-    const engine = { units: 0, inside: 0 };
-    const before = { units: 0, inside: 0 };
+    const engine = markupCount();
+    const before = markupCount();
     for (const issue of items) {
       const judge = markupJudge(issue.body);
       const at = utf16Of(issue.body);
-      for (const u of opinionUnits(issue.body)) {
-        engine.units++;
-        if (judge(at(u.start), at(u.end))) engine.inside++;
-      }
-      for (const s of sentenceSpans(issue.body)) {
-        before.units++;
-        if (judge(s.start, s.end)) before.inside++;
-      }
+      for (const u of opinionUnits(issue.body)) judged(engine, judge(at(u.start), at(u.end)));
+      for (const s of sentenceSpans(issue.body)) judged(before, judge(s.start, s.end));
     }
     results.set(split, { engine, before });
     for (const [name, c] of [
@@ -91,7 +94,8 @@ function markupSection(issues: Map<Split, GoldIssue[]>) {
       ["previous engine (every sentence of the raw text)", before],
     ] as const) {
       log(
-        `   ${name.padEnd(44)}${split.padEnd(7)}${String(c.units).padStart(8)}${String(c.inside).padStart(9)}   ${pct(c.inside / Math.max(1, c.units))}`,
+        `   ${name.padEnd(50)}${split.padEnd(7)}${String(c.units).padStart(8)}${String(c.inside).padStart(9)}   ${pct(c.inside / Math.max(1, c.units)).padEnd(8)}` +
+          MARKUP_KINDS.map((k) => c.kinds[k]).join(" / "),
       );
     }
   }
