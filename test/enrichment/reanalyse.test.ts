@@ -149,7 +149,7 @@ describe("re-analysis by the current analyser", () => {
   it("refuses an entity id that is not one, or names no entity", async () => {
     await expect(runAdminCommand(h.deps, ["reanalyse", "not-an-id"])).rejects.toMatchObject({
       exitCode: 2,
-      message: "usage: npm run admin -- reanalyse [entity_id]",
+      message: "reanalyse: entity_id 'not-an-id' is not a uuid\nusage: npm run admin -- reanalyse [entity_id]",
     });
     const missing = randomUUID();
     await expect(runAdminCommand(h.deps, ["reanalyse", missing])).rejects.toMatchObject({
