@@ -27,6 +27,8 @@ export interface AspectModel {
   /** Distinct sources behind a mined phrase (after grouping). */
   support: (aspect: string) => number;
   minSupport: number;
+  /** Every name stored units may carry for the aspect (a topic's phrases), when there are several. */
+  phrasesOf?: (aspect: string) => string[];
 }
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

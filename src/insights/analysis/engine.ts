@@ -126,7 +126,9 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
 
   // Read, between two pure stages: counts over every stored source in scope (the sample found the
   // themes and gives the quotes); they need the themes found, and the drafts' titles need them.
-  const counts = await scopeCounts(db, scope, found.reported, focus, found.unnamed);
+  // When the sample is everything in scope, its counts are the counts (the same rule for every answer).
+  const storedInScope = Object.values(inScope).reduce((sum, n) => sum + n, 0);
+  const counts = storedInScope > rows.length ? await scopeCounts(db, scope, found.reported, focus, found.unnamed) : new Map();
   const counted = countOverScope(found.reported, counts);
   const drafts = extractiveInsights(
     counted,
@@ -142,7 +144,6 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const verification = checkQuotes(candidates, await loadQuoteOriginals(db, candidates), { workspaceIds: scope.workspaceIds });
   const assembled = assemble(drafts, verification);
   const focusAspects = found.reported.filter((t) => t.focus).map((t) => t.aspect);
-  const storedInScope = Object.values(inScope).reduce((sum, n) => sum + n, 0);
   let written: Omit<Written, "limitations"> = {
     assembled,
     answer: extractiveAnswer(intent, assembled.insights, focusAspects, rows.length, storedInScope),

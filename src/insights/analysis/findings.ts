@@ -32,6 +32,10 @@ export type Findings =
       limitations: string[];
     };
 
+/** Feedback kinds of an issue tracker's reports; a corpus that is mostly these is read as a tracker. */
+const TRACKER_KINDS = new Set(["bug_report", "feature_request", "question"]);
+const TRACKER_SHARE = 0.5;
+
 export function findThemes(
   units: Unit[],
   rows: Pick<RetrievedRow, "id" | "feedbackKind" | "title">[],
@@ -41,7 +45,8 @@ export function findThemes(
 ): Findings {
   const { intent, focus, entityNames } = question;
   // One reading of the corpus: its topics, found in every analysed statement whatever the question.
-  const topics = topicAspects(units, new Map(rows.map((r) => [r.id, r.title])), entityNames, embed);
+  const tracker = rows.filter((r) => TRACKER_KINDS.has(r.feedbackKind ?? "")).length >= TRACKER_SHARE * rows.length;
+  const topics = topicAspects(units, new Map(rows.map((r) => [r.id, r.title])), entityNames, embed, !tracker);
   // A focused question is answered from the statements of the kind it asks for, and only from them.
   const asked = focus ? focusedUnits(focus, units, rows, topics) : units;
   if (focus && asked.length === 0) return { answered: false, noun: focus.noun };
@@ -59,6 +64,5 @@ export function findThemes(
     coverageCap !== null && left.size > 0
       ? [`${plural(left.size, "more aspect")} that enough sources mention did not fit in the ${reported.length} themes reported.`]
       : [];
-  // Topics are this corpus's, not names the stored units carry: counted in the analysed sources.
-  return { answered: true, reported, unnamed: new Set(topics.model.topics.map((t) => t.key)), limitations };
+  return { answered: true, reported, unnamed: new Set(), limitations };
 }

@@ -60,9 +60,14 @@ export async function scopeCounts(
   focus: Focus | null,
   unnamed: ReadonlySet<string>,
 ): Promise<Map<number, ScopeCounts>> {
-  const countable = themes.flatMap((t, i) => (unnamed.has(t.aspect) ? [] : [{ i, aspect: t.aspect }]));
+  // A topic is counted under each of its phrases that stored units name, taking the largest: exact for a
+  // topic of one phrase, a floor for one of several (a source may use two of them).
+  const countable = themes.flatMap((t, i) => {
+    const names = (t.phrases ?? [t.aspect]).filter((n) => !unnamed.has(n));
+    return names.length === 0 ? [] : [{ i, names }];
+  });
   if (countable.length === 0 || scope.contentIds) return new Map();
-  const aspects = [...new Set(countable.map((t) => t.aspect))];
+  const aspects = [...new Set(countable.flatMap((t) => t.names))];
   // The roll-ups hold every platform of an entity together: a scope narrowed to platforms reads the units.
   const rows = coversWholeEntities(scope) ? await fromRollups(db, scope, aspects, focus) : await fromUnits(db, scope, aspects, focus);
   const byAspect = new Map(
@@ -72,9 +77,11 @@ export async function scopeCounts(
     ]),
   );
   const counted = new Map<number, ScopeCounts>();
-  for (const { i, aspect } of countable) {
-    const all = byAspect.get(aspect);
-    if (all) counted.set(i, { ...all });
+  for (const { i, names } of countable) {
+    const all = names.map((n) => byAspect.get(n)).filter((c): c is ScopeCounts => c !== undefined);
+    if (all.length === 0) continue;
+    const most = (side: keyof ScopeCounts) => Math.max(...all.map((c) => c[side]));
+    counted.set(i, { complaint: most("complaint"), praise: most("praise"), request: most("request"), neutral: most("neutral") });
   }
   return counted;
 }

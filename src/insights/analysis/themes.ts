@@ -26,6 +26,8 @@ export interface SourceCounts {
 
 export interface Theme {
   aspect: string;
+  /** The names the stored units may carry for this theme's topic (its phrases), when it is a topic of the corpus. */
+  phrases?: string[];
   label: string;
   polarity: ThemePolarity;
   units: Unit[];
@@ -123,6 +125,7 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
       const opinions = all.filter((u) => u.label !== "neutral" && u.kind === "opinion");
       themes.push({
         aspect,
+        ...(model.phrasesOf ? { phrases: model.phrasesOf(aspect) } : {}),
         label: model.label(aspect),
         polarity: largest,
         units: all,
@@ -142,6 +145,7 @@ export function buildThemes(units: Unit[], model: AspectModel, intent: QuestionI
       const other = opposite[polarity];
       themes.push({
         aspect,
+        ...(model.phrasesOf ? { phrases: model.phrasesOf(aspect) } : {}),
         label: model.label(aspect),
         polarity,
         units: members,

@@ -34,6 +34,7 @@ export function topicAspects(
     aspectOf: (unit) => model.topicOf(unit as TextUnit)?.key ?? null,
     label: (aspect) => display(byKey.get(aspect)?.name ?? aspect),
     support: (aspect) => byKey.get(aspect)?.sources.size ?? 0,
+    phrasesOf: (aspect) => byKey.get(aspect)?.phrases ?? [aspect],
     minSupport: model.minSupport,
   };
 }

@@ -24,8 +24,10 @@ import { keyPhrases } from "./phrases.js";
 export interface TopicUnit {
   contentId: string;
   text: string;
-  /** The general aspects enrichment named in the statement ("pricing", "battery"), if any. */
+  /** What enrichment named in the statement, best first ("pricing", "web clipper"), if anything. */
   terms?: readonly string[];
+  /** The aspect enrichment read the statement as being about (its subject), if any. */
+  aspect?: string | null;
 }
 
 /**
@@ -57,6 +59,8 @@ export interface TopicModel {
 
 /** How much being the statement's subject (enrichment's first term) outweighs distinctiveness. */
 const SUBJECT_BONUS = 1e6;
+/** A single word this common in English (Zipf) names a statement's subject only after a general aspect does. */
+const COMMON_ZIPF = 4.5;
 
 /** Embeds short texts as unit vectors (one per text, same order). */
 export type PhraseEmbedder = (texts: string[]) => ArrayLike<number>[];
@@ -136,14 +140,18 @@ export function discoverTopics(
     return hits.map((h) => h.key);
   };
   for (const [contentId, title] of titles) titlePhrases.set(contentId, read(contentId, title));
+  const generalKeys = new Set<string>();
+  const phraseCountOf = new Map<TopicUnit, number>();
   for (const u of units) {
     const keys = read(u.contentId, u.text);
+    phraseCountOf.set(u, keys.length);
     // A general aspect the statement names is one of its phrases, under its display name.
     for (const term of general ? (u.terms ?? []) : []) {
       const name = general!.named(term);
       if (name === null) continue;
-      const key = name.toLowerCase();
-      keys.push(key);
+      const key = term;
+      generalKeys.add(key);
+      if (!keys.includes(key)) keys.push(key);
       const set = sourcesOf.get(key) ?? new Set<string>();
       set.add(u.contentId);
       sourcesOf.set(key, set);
@@ -236,17 +244,19 @@ export function discoverTopics(
   const topicOfPhrase = new Map<string, { topic: Topic; score: number }>();
   const scoreOf = new Map(candidates.map((c) => [c.key, c.score]));
   for (const topic of topics) for (const key of topic.phrases) topicOfPhrase.set(key, { topic, score: scoreOf.get(key) ?? 0 });
-  // A statement's topics, each by its best phrase there. What enrichment read as the statement's subject
-  // (its terms, best first: the subject's noun phrase before others) decides first; then distinctiveness.
-  const topicsIn = (keys: readonly string[], terms: readonly string[] = []) => {
+  // A statement's topics, each by its best phrase there: the first one it says (what a sentence is about
+  // comes first in English: "Offline mode is fantastic, I wrote notes for a whole flight"), then a general
+  // aspect it implies ("Ten dollars a month is too expensive": pricing); `ordered` only for choosing one.
+  const topicsIn = (keys: readonly string[], ordered = false, phraseCount = keys.length) => {
     const found = new Map<Topic, number>();
-    for (const key of keys) {
+    keys.forEach((key, at) => {
       const hit = topicOfPhrase.get(canon(key));
-      if (!hit) continue;
-      const rank = terms.findIndex((t) => t === key || t.toLowerCase() === key);
-      const score = (rank < 0 ? 0 : SUBJECT_BONUS / (1 + rank)) + hit.score;
+      if (!hit) return;
+      const common = !key.includes(" ") && zipfOf(key) >= COMMON_ZIPF;
+      const place = at >= phraseCount ? 0.5 : common ? 0.2 / (1 + at) : 1 / (1 + at);
+      const score = ordered ? place * SUBJECT_BONUS + hit.score : hit.score;
       if (score > (found.get(hit.topic) ?? -1)) found.set(hit.topic, score);
-    }
+    });
     return found;
   };
   const bestOf = (found: Map<Topic, number>, allowed?: ReadonlySet<Topic>) => {
@@ -265,10 +275,7 @@ export function discoverTopics(
     weights.set(contentId, of);
   };
   for (const [contentId, keys] of titlePhrases) for (const topic of topicsIn(keys).keys()) weigh(contentId, topic, settings.titleWeight);
-  for (const u of units) {
-    const best = bestOf(topicsIn(phrasesOfUnit.get(u) ?? []));
-    if (best) weigh(u.contentId, best, 1);
-  }
+  for (const u of units) for (const topic of topicsIn(phrasesOfUnit.get(u) ?? []).keys()) weigh(u.contentId, topic, 1);
   const salient = new Map<string, Set<Topic>>();
   for (const [contentId, of] of weights) {
     const top = Math.max(...of.values());
@@ -280,7 +287,7 @@ export function discoverTopics(
   const topicOf = (u: TopicUnit): Topic | null => {
     const keys = phrasesOfUnit.get(u) ?? keyPhrases(u.text).map((h) => h.key);
     const allowed = salient.get(u.contentId);
-    return allowed ? bestOf(topicsIn(keys, u.terms), allowed) : null;
+    return allowed ? bestOf(topicsIn(keys, true, phraseCountOf.get(u) ?? keys.length), allowed) : null;
   };
   return { topics: kept, topicOf, minSupport };
 }
