@@ -352,6 +352,90 @@ I think the new release is much slower than 1.3.`;
   });
 });
 
+describe("issue forms and pasted output", () => {
+  const FORM = [
+    "### Problem",
+    "",
+    "The popup no longer closes on escape. It broke after upgrading to 0.9",
+    "",
+    "### Steps to reproduce",
+    "",
+    "nvim --clean",
+    ":edit foo",
+    ":set nowrap",
+    "",
+    "### Nvim version (nvim -v)",
+    "",
+    "NVIM v0.9.1 Build type: Release LuaJIT 2.1.1692616192",
+    "",
+    "### Operating system/version",
+    "",
+    "4.15.0-38-lowlatency #41-Ubuntu SMP PREEMPT Wed Oct 10 12:26:00 UTC 2018 x86_64 GNU/Linux",
+    "",
+    "### Terminal name/version",
+    "",
+    "kitty 0.26",
+    "",
+    "### $TERM environment variable",
+    "",
+    "xterm-kitty",
+    "",
+    "### Installation",
+    "",
+    "homebrew",
+  ].join("\r\n");
+
+  it("keeps an environment field's bare value out, and a sentence that mentions a version in", () => {
+    expect(prose(FORM).map(([t]) => t)).toEqual(["The popup no longer closes on escape. It broke after upgrading to 0.9", "nvim --clean"]);
+    const kinds = byKind(FORM);
+    expect(kinds.env_dump).toEqual(expect.arrayContaining(["kitty 0.26", "xterm-kitty", "homebrew"]));
+    expect(kinds.code).toEqual([":edit foo", ":set nowrap"]);
+    expect(sectionRole("installation")).toBe("environment");
+  });
+
+  it("reads the old template's list, with a key's value on the next line", () => {
+    const text = [
+      "- Nvim version (nvim -v): v0.9.1",
+      "- Vim behaves differently?: no",
+      "- Operating system/version: 4.15.0-38-lowlatency #41-Ubuntu SMP PREEMPT Wed Oct 10 12:26:00 UTC 2018 x86_64 GNU/Linux",
+      "- Terminal name/version:",
+      "xfce4-terminal",
+      "- `$TERM`: xterm-256color",
+      "- Installation: homebrew",
+      "",
+      "Scrolling is much slower than in 0.8.",
+    ].join("\n");
+    expect(prose(text).map(([t]) => t)).toEqual(["Scrolling is much slower than in 0.8."]);
+  });
+
+  it("takes a <details> block on a Windows line ends for a block, not for the text below it", () => {
+    const text = "Crashes on save.\r\n\r\n<details>\r\n<summary>Backtrace</summary>\r\n\r\n```\r\n[New LWP 12783]\r\n#0  0x00007f24ae0cea7c in pthread_kill ()\r\n```\r\n\r\n</details>\r\n";
+    expect(prose(text).map(([t]) => t)).toEqual(["Crashes on save."]);
+    expect(byKind(text).code).toEqual(["```\r\n[New LWP 12783]\r\n#0  0x00007f24ae0cea7c in pthread_kill ()\r\n```"]);
+  });
+
+  it("drops labels, compiler notes, Lua tracebacks and glibc backtraces, and keeps short statements ending in a colon", () => {
+    const text = [
+      "Output:",
+      "error: internal compiler error: unexpected panic",
+      "note: the compiler unexpectedly panicked. this is a bug.",
+      "note: we would appreciate a bug report: https://github.com/rust-lang/rust/blob/master/CONTRIBUTING.md#bug-reports",
+      "",
+      "E5108: Error executing lua: attempt to index a nil value",
+      "stack traceback:",
+      "        /usr/share/nvim/runtime/lua/vim/treesitter.lua:131: in function 'get_parser'",
+      "        [C]: in function 'nvim_cmd'",
+      "",
+      "/usr/lib/librustrt.so(upcall_fail+0x190)[0x7f569710d550]",
+      "",
+      "The following crashes rustc:",
+      "",
+      "This works fine:",
+    ].join("\n");
+    expect(prose(text).map(([t]) => t)).toEqual(["The following crashes rustc:", "This works fine:"]);
+  });
+});
+
 describe("offsets", () => {
   it("are UTF-16 indices, verbatim around astral characters and CRLF line breaks", () => {
     const text = "## 🐛 Bug\r\n\r\nThe 😀 picker `emoji()` is broken 🙁 on iOS.\r\nIt worked before.\r\n";

@@ -52,9 +52,10 @@ export interface OpinionSpan {
 
 /**
  * Version of the opinion analyser; stored with each unit, so units written by an older one are recomputed when analysed
- * and re-analysed by the `reanalyse` operator command (reanalyse.ts). 5: amounts and durations by amounts.ts.
+ * and re-analysed by the `reanalyse` operator command (reanalyse.ts). 5: amounts and durations by amounts.ts. 6: markup
+ * kept out of units (structure.ts): labels, environment fields and their values, unfenced logs, traces and code.
  */
-export const ANALYSER_VERSION = 5;
+export const ANALYSER_VERSION = 6;
 
 /** Longest unit, in UTF-16 code units; longer sentences are cut at a space. */
 export const MAX_UNIT_CHARS = 1000;

@@ -13,8 +13,10 @@ import { type SectionRole, sectionRole } from "./structure/sections.js";
  * exact offsets on every node); plain text (reviews, transcripts) is not parsed as markdown,
  * though fences, "> " quotes and URLs are still honoured there. Both then go through the
  * same line heuristics inside paragraphs (structure/lines.ts): pasted stack traces, log
- * lines, environment dumps, unfenced code, bold pseudo-headings ("**To Reproduce**") and
- * template prompts left in place ("A clear and concise description of what the bug is.").
+ * lines and unfenced code (structure/output.ts), version and environment dumps and the bare
+ * values of a template's environment fields (structure/environment.ts), bold pseudo-headings
+ * ("**To Reproduce**") and short labels ("Output:"), and template prompts left in place ("A
+ * clear and concise description of what the bug is.").
  *
  * Offsets are UTF-16 indices into the text, like `String.prototype.slice`; opinions.ts
  * turns them into code points for storage (`codePointIndexer`).
@@ -48,7 +50,7 @@ export interface ProseRange {
 }
 
 const MARKDOWN_SIGNALS =
-  /^[ \t]{0,3}(?:```|~~~|#{1,6}[ \t]|>[ \t]|[-*+][ \t]+\S|\d{1,3}[.)][ \t]+\S|\|.*\|[ \t]*$)|<!--|\]\([^)\s]+\)|\*\*[^*\n]+\*\*|`[^`\n]+`|<\/?(?:details|summary|br|img|sub|sup|p|div)\b/im;
+  /^[ \t]{0,3}(?:```|~~~|#{1,6}[ \t]|>[ \t]|[-*+][ \t]+\S|\d{1,3}[.)][ \t]+\S|\|.*\|[ \t]*$)|<!--|\]\([^)\s]+\)|\*\*[^*\n]+\*\*|`[^`\n]+`|<\/?(?:details|summary|br|img|sub|sup|p|div|pre|code|table|h[1-6])\b/im;
 
 /** "markdown" when the text shows markdown signals (fences, headings, lists, links, comments, bold, inline code), else "plain". */
 export function guessFormat(text: string): Format {

@@ -19,8 +19,14 @@ const parser = commonmark.configure([Table, TaskList, { remove: ["Emphasis", "Li
 export const TOO_DEEP = /^[ \t]*(?:(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))[ \t]*){32}/m;
 type Cursor = ReturnType<ReturnType<typeof parser.parse>["cursor"]>;
 
+/**
+ * The parser sees "\r\n" line ends as a space before "\n" (same length, so offsets stand): it takes a
+ * line holding only "\r" for text, so a `<details>` block (which ends at a blank line) would otherwise
+ * run on over the code fences and output below it, to the end of a text written on Windows.
+ */
 export function paintMarkdown(canvas: Canvas): void {
-  const cursor = parser.parse(canvas.text).cursor();
+  const source = canvas.text.includes("\r") ? canvas.text.replace(/\r(?=\n)/g, " ") : canvas.text;
+  const cursor = parser.parse(source).cursor();
   if (!cursor.firstChild()) return;
   do block(cursor, canvas);
   while (cursor.nextSibling());

@@ -38,7 +38,7 @@ const FAMILIES: [SectionRole, RegExp][] = [
   ],
   [
     "environment",
-    /\benvironment|\benv\b|\bsystem info|\bsystem\b|\bplatform|\bversions?\b|\bsetup\b|\bconfiguration\b|\bdevice\b|\bdesktop\b|\bsmartphone|\bbrowser|\b(?:os|software|hardware|dependencies)\b|\binstalled packages/,
+    /\benvironment|\benv\b|\bsystem info|\bsystem\b|\bplatform|\bversions?\b|\bsetup\b|\bconfiguration\b|\bdevice\b|\bdesktop\b|\bsmartphone|\bbrowser|\b(?:os|software|hardware|dependencies)\b|\binstalled packages|\binstallation\b|\binstall method\b|\bcommit hash\b/,
   ],
   [
     "feature_request",
