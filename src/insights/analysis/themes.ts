@@ -65,10 +65,11 @@ export function isSplit(counts: SourceCounts): boolean {
 }
 
 /**
- * The side a statement takes. A bug described is a complaint, whatever words it is described in, and
- * so is anything said in a bug report about its subject; a wish, or anything said in a feature request,
- * asks for something; a question asks. Only feedback that is none of these (a review, a post) praises or
- * complains by its words: "Following the guide, I set up both proxies" in a bug report is no praise.
+ * The side a statement takes. A bug described is a complaint, whatever words it is described in, and so
+ * is anything a bug report says about its subject that is not favourable; a wish, or a neutral statement
+ * of a feature request, asks for something; a question asks. Only feedback that is none of these (a
+ * review, a post) praises by its words: "Following the guide, I set up both proxies" in a bug report, or
+ * "I'm a huge fan of the current integration" in a request, is no praise.
  */
 export type SourceKinds = ReadonlyMap<string, string | null>;
 
@@ -77,9 +78,9 @@ export function sideOf(u: Unit, sourceKinds?: SourceKinds): ThemePolarity {
   if (u.kind === "bug") return "complaint";
   switch (sourceKinds?.get(u.contentId)) {
     case "bug_report":
-      return "complaint";
+      return u.label === "positive" ? "neutral" : "complaint";
     case "feature_request":
-      return "request";
+      return u.label === "negative" ? "complaint" : u.label === "positive" ? "neutral" : "request";
     case "question":
       return "neutral";
   }
