@@ -12,7 +12,9 @@
  * the same run, a keyword baseline (the corpus's most distinctive words by TF-IDF, each a theme of the
  * sources using it) and random sets of the same sizes. Theme names are checked too: the share that
  * are code identifiers, and the share that are words every corpus uses (English Zipf ≥ 5, or in more
- * than 5% of other projects' issues), both with target 0.
+ * than 5% of other projects' issues), both with target 0. BERTopic itself is the peer, judged the same way
+ * in the same run when BERTOPIC_PYTHON names a Python with bertopic/requirements.txt (bertopic.ts), beside
+ * random sets of its topics' sizes ("random-bt": a random set's purity depends on its size).
  */
 import { parseArgs } from "node:util";
 import { COVERAGE_SHARE } from "../../../src/insights/analysis/engine.js";
@@ -24,6 +26,7 @@ import { phraseEmbedder } from "../../../src/insights/analysis/topics/embedder.j
 import { scoreUnits, type Unit } from "../../../src/insights/analysis/units.js";
 import { analyseRows } from "../../../src/insights/enrichment/analyse.js";
 import { AREA_SPLITS, type AreaIssue, type AreaScore, randomLike, readAreaIssues, scoreAreas, seeded } from "./areas.js";
+import { BERTOPIC_SKIPPED, bertopicPython, bertopicThemes } from "./bertopic.js";
 import { nameChecks } from "./names.js";
 
 const { values } = parseArgs({ options: { split: { type: "string", default: "dev" }, show: { type: "boolean", default: false } } });
@@ -65,12 +68,44 @@ function keywordThemes(issues: AreaIssue[], count: number) {
   return ranked.map(({ w }) => ({ name: w, sources: issues.filter((_, i) => docs[i]!.has(w)).map((i) => i.id) }));
 }
 
-const fmt = (s: AreaScore) => `purity ${s.purity.toFixed(3)}  coverage ${s.coverage.toFixed(3)}  (${s.judged} themes judged, ${s.areas} areas)`;
+/** Random sets of the same sizes as `sets`, scored: the mean of 20 seeded draws. */
+function randomBaseline(sets: string[][], issues: AreaIssue[], areasOf: ReadonlyMap<string, readonly string[]>): AreaScore {
+  const random = seeded(7);
+  const draws = Array.from({ length: 20 }, () =>
+    scoreAreas(
+      randomLike(
+        sets,
+        issues.map((i) => i.id),
+        random,
+      ),
+      areasOf,
+    ),
+  );
+  return {
+    judged: draws[0]?.judged ?? 0,
+    areas: scoreAreas([], areasOf).areas,
+    purity: draws.reduce((a, d) => a + d.purity, 0) / draws.length,
+    coverage: draws.reduce((a, d) => a + d.coverage, 0) / draws.length,
+  };
+}
+
+const python = bertopicPython();
+if (!python) console.log(BERTOPIC_SKIPPED);
+
+const fmt = (s: AreaScore) =>
+  `purity ${s.purity.toFixed(3)}  coverage ${s.coverage.toFixed(3)}  (${s.judged} themes judged, ${s.areas} areas)`;
 
 for (const split of splits) {
   console.log(`\n== ${split} split: ${AREA_SPLITS[split].join(", ")}`);
-  const totals = { engine: [] as AreaScore[], keyword: [] as AreaScore[], random: [] as AreaScore[] };
+  const totals = {
+    engine: [] as AreaScore[],
+    keyword: [] as AreaScore[],
+    random: [] as AreaScore[],
+    bertopic: [] as AreaScore[],
+    "random-bt": [] as AreaScore[],
+  };
   const names = { code: 0, common: 0, total: 0 };
+  const peerNames = { code: 0, common: 0, total: 0 };
   for (const repo of AREA_SPLITS[split]) {
     const issues = readAreaIssues(repo);
     const areasOf = new Map(issues.map((i) => [i.id, i.areas]));
@@ -85,23 +120,11 @@ for (const split of splits) {
       keywordThemes(issues, themes.length).map((t) => t.sources),
       areasOf,
     );
-    const random = seeded(7);
-    const draws = Array.from({ length: 20 }, () =>
-      scoreAreas(
-        randomLike(
-          themes.map((t) => t.sources),
-          issues.map((i) => i.id),
-          random,
-        ),
-        areasOf,
-      ),
+    const randomScore = randomBaseline(
+      themes.map((t) => t.sources),
+      issues,
+      areasOf,
     );
-    const randomScore: AreaScore = {
-      judged: draws[0]?.judged ?? 0,
-      areas: engine.areas,
-      purity: draws.reduce((a, d) => a + d.purity, 0) / draws.length,
-      coverage: draws.reduce((a, d) => a + d.coverage, 0) / draws.length,
-    };
     totals.engine.push(engine);
     totals.keyword.push(keyword);
     totals.random.push(randomScore);
@@ -109,19 +132,62 @@ for (const split of splits) {
     names.code += checked.code.length;
     names.common += checked.common.length;
     names.total += themes.length;
-    console.log(`\n${repo}: ${issues.length} issues, ${issues.filter((i) => i.areas.length > 0).length} with an area label; themes in ${ms.toFixed(0)} ms`);
+    console.log(
+      `\n${repo}: ${issues.length} issues, ${issues.filter((i) => i.areas.length > 0).length} with an area label; themes in ${ms.toFixed(0)} ms`,
+    );
     console.log(`  engine   ${fmt(engine)}`);
     console.log(`  keyword  ${fmt(keyword)}`);
     console.log(`  random   ${fmt(randomScore)}`);
-    console.log(`  names: ${checked.code.length} code identifiers ${JSON.stringify(checked.code)}, ${checked.common.length} common words ${JSON.stringify(checked.common)}`);
+    console.log(
+      `  names: ${checked.code.length} code identifiers ${JSON.stringify(checked.code)}, ${checked.common.length} common words ${JSON.stringify(checked.common)}`,
+    );
     if (values.show) for (const t of themes) console.log(`    ${t.name} [${t.polarity}] ${t.sources.length}`);
+    if (python) {
+      const peer = bertopicThemes(python, issues);
+      if ("error" in peer) {
+        console.log(`  bertopic not scored: ${peer.error}`);
+        continue;
+      }
+      const score = scoreAreas(
+        peer.topics.map((t) => t.sources),
+        areasOf,
+      );
+      const randomPeer = randomBaseline(
+        peer.topics.map((t) => t.sources),
+        issues,
+        areasOf,
+      );
+      totals.bertopic.push(score);
+      totals["random-bt"].push(randomPeer);
+      const peerChecked = nameChecks(peer.topics.map((t) => t.name));
+      peerNames.code += peerChecked.code.length;
+      peerNames.common += peerChecked.common.length;
+      peerNames.total += peer.topics.length;
+      const clustered = peer.topics.reduce((a, t) => a + t.sources.length, 0);
+      console.log(`  bertopic ${fmt(score)}; ${peer.topics.length} topics over ${clustered} issues, ${peer.how}`);
+      console.log(`  random-bt ${fmt(randomPeer)} (random sets of bertopic's topic sizes)`);
+      console.log(
+        `  bertopic names: ${peerChecked.code.length} code identifiers ${JSON.stringify(peerChecked.code)}, ${peerChecked.common.length} common words ${JSON.stringify(peerChecked.common)}`,
+      );
+      if (values.show) for (const t of peer.topics) console.log(`    ${t.name} (default: ${t.defaultName}) ${t.sources.length}`);
+    }
   }
   const mean = (xs: AreaScore[], k: "purity" | "coverage") => xs.reduce((a, s) => a + s[k], 0) / Math.max(1, xs.length);
   console.log(`\n${split} mean over repositories:`);
-  for (const [who, xs] of Object.entries(totals)) console.log(`  ${who.padEnd(8)} purity ${mean(xs, "purity").toFixed(3)}  coverage ${mean(xs, "coverage").toFixed(3)}`);
+  for (const [who, xs] of Object.entries(totals)) {
+    if (xs.length === 0) continue;
+    const partial = xs.length < AREA_SPLITS[split].length ? ` (${xs.length} of ${AREA_SPLITS[split].length} repositories)` : "";
+    console.log(`  ${who.padEnd(9)} purity ${mean(xs, "purity").toFixed(3)}  coverage ${mean(xs, "coverage").toFixed(3)}${partial}`);
+  }
   const purity = mean(totals.engine, "purity");
   const coverage = mean(totals.engine, "coverage");
   console.log(`  target purity ≥ ${TARGETS.purity}: ${purity.toFixed(3)}  ${purity >= TARGETS.purity ? "PASS" : "FAIL"}`);
   console.log(`  target coverage ≥ ${TARGETS.coverage}: ${coverage.toFixed(3)}  ${coverage >= TARGETS.coverage ? "PASS" : "FAIL"}`);
-  console.log(`  theme names that are code identifiers: ${names.code} of ${names.total} (target 0); common words: ${names.common} (target 0)`);
+  console.log(
+    `  theme names that are code identifiers: ${names.code} of ${names.total} (target 0); common words: ${names.common} (target 0)`,
+  );
+  if (python)
+    console.log(
+      `  bertopic topic names that are code identifiers: ${peerNames.code} of ${peerNames.total}; common words: ${peerNames.common}`,
+    );
 }
