@@ -45,6 +45,7 @@ const ASKED_LEAD: Record<NonNullable<QuestionIntent["ask"]>, Partial<Record<Sect
   bugs: { complaint: "Most reported bugs: ", praise: "Praised in the same reports: " },
   churn: { complaint: "Reasons given for leaving or switching: ", praise: "Said in favour while leaving: " },
   comparison: { complaint: "Where alternatives come out ahead: ", praise: "Where it comes out ahead of alternatives: " },
+  updates: { complaint: "Problems since an update: ", praise: "Praised in the same reports: " },
   onboarding: { complaint: "Getting started, complaints: ", praise: "Getting started, praised: " },
 };
 
@@ -82,9 +83,17 @@ export function extractiveAnswer(
   focus: string[],
   sourcesAnalysed: number,
   storedInScope = sourcesAnalysed,
+  instead?: string,
 ): string {
   if (insights.length === 0) return "The stored evidence in scope does not answer this question.";
   const parts: string[] = [];
+  if (instead) {
+    const analysed = plural(sourcesAnalysed, "analysed source");
+    parts.push(`None of the ${analysed} gives ${instead}.`);
+    parts.push(`The nearest signals: ${list(insights)}.`);
+    parts.push(`Counts are distinct sources, out of ${analysed}.`);
+    return parts.join(" ");
+  }
   const focused = insights.filter((i) => i.aspect !== null && focus.includes(i.aspect));
   for (const aspect of [...new Set(focused.map((i) => i.aspect))].slice(0, 4))
     parts.push(focusSentence(focused.filter((i) => i.aspect === aspect)));

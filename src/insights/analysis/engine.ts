@@ -146,7 +146,7 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   const focusAspects = found.reported.filter((t) => t.focus).map((t) => t.aspect);
   let written: Omit<Written, "limitations"> = {
     assembled,
-    answer: extractiveAnswer(intent, assembled.insights, focusAspects, rows.length, storedInScope),
+    answer: extractiveAnswer(intent, assembled.insights, focusAspects, rows.length, storedInScope, found.instead),
     engine: "extractive",
   };
 

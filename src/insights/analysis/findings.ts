@@ -1,4 +1,5 @@
-import { type Focus, focusedUnits } from "./focus.js";
+import type { AspectModel } from "./aspect-mining.js";
+import { type Focus, focusedUnits, nearestSignals } from "./focus.js";
 import type { QuestionIntent } from "./question.js";
 import type { RetrievedRow } from "./retrieval.js";
 import { plural } from "./text.js";
@@ -30,6 +31,8 @@ export type Findings =
       /** Aspects the stored units cannot name (request themes named after a capability): not counted over the scope. */
       unnamed: ReadonlySet<string>;
       limitations: string[];
+      /** What the question asked for and no source holds, when the themes are the nearest signals instead. */
+      instead?: string;
     };
 
 /** Feedback kinds of an issue tracker's reports; a corpus that is mostly these is read as a tracker. */
@@ -48,9 +51,26 @@ export function findThemes(
   const tracker = rows.filter((r) => TRACKER_KINDS.has(r.feedbackKind ?? "")).length >= TRACKER_SHARE * rows.length;
   const topics = topicAspects(units, new Map(rows.map((r) => [r.id, r.title])), entityNames, embed, !tracker);
   // A focused question is answered from the statements of the kind it asks for, and only from them.
-  const asked = focus ? focusedUnits(focus, units, rows, topics) : units;
-  if (focus && asked.length === 0) return { answered: false, noun: focus.noun };
-  const themes = buildThemes(asked, topics, intent, new Map(rows.map((r) => [r.id, r.feedbackKind])));
+  let asked = focus ? focusedUnits(focus, units, rows, topics) : units;
+  // Nothing answers it: the nearest signals when the question has such, said to be only that.
+  let instead: string | undefined;
+  let model: AspectModel = topics;
+  if (focus && asked.length === 0) {
+    const near = nearestSignals(focus, units);
+    if (!near) return { answered: false, noun: focus.noun };
+    asked = near.units;
+    instead = near.noun;
+    model = near.model;
+  }
+  const sourceKinds = new Map(rows.map((r) => [r.id, r.feedbackKind]));
+  let themes = buildThemes(asked, model, intent, sourceKinds);
+  // Statements of the asked kind that name no topic of the corpus answer nothing either.
+  if (focus && themes.length === 0 && !instead) {
+    const near = nearestSignals(focus, units);
+    if (!near) return { answered: false, noun: focus.noun };
+    instead = near.noun;
+    themes = buildThemes(near.units, near.model, intent, sourceKinds);
+  }
   const { coverageMin, coverageCap } = limits;
   const reported = selectThemes(
     themes,
@@ -64,5 +84,5 @@ export function findThemes(
     coverageCap !== null && left.size > 0
       ? [`${plural(left.size, "more aspect")} that enough sources mention did not fit in the ${reported.length} themes reported.`]
       : [];
-  return { answered: true, reported, unnamed: new Set(), limitations };
+  return { answered: true, reported, unnamed: new Set(), limitations, ...(instead ? { instead } : {}) };
 }

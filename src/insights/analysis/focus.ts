@@ -46,6 +46,15 @@ export function focusOf(intent: QuestionIntent): Focus | null {
       return { ask: "churn", unitKinds: [], feedbackKinds: [], churn: true, compared: true, noun: "reasons to leave or switch" };
     case "comparison":
       return { ask: "comparison", unitKinds: [], feedbackKinds: [], churn: false, compared: true, noun: "comparisons with alternatives" };
+    case "updates":
+      return {
+        ask: "updates",
+        unitKinds: ["bug"],
+        feedbackKinds: ["bug_report"],
+        churn: false,
+        compared: false,
+        noun: "problems that appeared after an update",
+      };
     case "onboarding":
       return {
         ask: "onboarding",
@@ -70,11 +79,67 @@ function matches(focus: Focus, u: Unit, model: AspectModel, sourceKind: string |
       return u.churn || (u.comparedWith !== null && u.label === "negative");
     case "comparison":
       return u.comparedWith !== null;
+    case "updates":
+      return AFTER_UPDATE.test(u.text) && (u.kind === "bug" || u.label === "negative" || sourceKind === "bug_report");
     case "onboarding": {
       const aspect = model.aspectOf(u);
       return (aspect !== null && ONBOARDING_ASPECTS.has(aspect)) || u.terms.some((t) => ONBOARDING_ASPECTS.has(t));
     }
   }
+}
+
+/** A statement that places a problem after a change of version ("since the last update", "used to work"). */
+const AFTER_UPDATE =
+  /\b(?:updat(?:e|es|ed|ing)|upgrad(?:e|es|ed|ing)|new(?:est)? (?:version|release)|latest (?:version|release)|since (?:version|release|v?\d)|regressions?|used to work|no longer works?|stopped working|broke (?:after|since|with))\b/i;
+
+/**
+ * What comes nearest to leaving when nobody says they left: going back to an older release, working
+ * around a problem, or weighing another tool ("downgraded to 2.1", "as a workaround", "switched the
+ * loader to X"; comparisons are read by enrichment).
+ */
+const NEAR_CHURN =
+  /\b(?:downgrad\w*|roll(?:ed|ing)? ?back|revert(?:ed|ing)? (?:to|back)|(?:older|previous|earlier) (?:version|release)|pinn(?:ed|ing) (?:to|the)|workarounds?|work(?:ed|ing)? around|alternatives?|instead of)\b/i;
+
+export interface NearestSignals {
+  /** What the question asked for and the sources do not hold ("reasons to leave or switch"). */
+  noun: string;
+  units: Unit[];
+  /** The signals as themes: each statement under the kind of signal it gives. */
+  model: AspectModel;
+}
+
+const SIGNALS: { key: string; label: string; test: (u: Unit) => boolean }[] = [
+  {
+    key: "going back to an older release",
+    label: "Going back to an older release",
+    test: (u) => /\b(?:downgrad\w*|roll(?:ed|ing)? ?back|revert(?:ed|ing)? (?:to|back)|(?:older|previous|earlier) (?:version|release)|pinn(?:ed|ing) (?:to|the))\b/i.test(u.text),
+  },
+  { key: "workarounds", label: "Workarounds", test: (u) => /\b(?:workarounds?|work(?:ed|ing)? around)\b/i.test(u.text) },
+  {
+    key: "comparisons with other tools",
+    label: "Comparisons with other tools",
+    test: (u) => u.comparedWith !== null || /\b(?:alternatives?|instead of)\b/i.test(u.text),
+  },
+];
+
+function signalModel(): AspectModel {
+  const labels = new Map(SIGNALS.map((s) => [s.key, s.label]));
+  return {
+    aspectOf: (u) => SIGNALS.find((s) => s.test(u as Unit))?.key ?? null,
+    label: (aspect) => labels.get(aspect) ?? aspect,
+    support: () => 0,
+    minSupport: 1,
+  };
+}
+
+/**
+ * For a question nothing answers, the statements that come nearest, when the question has such
+ * (churn: downgrades, workarounds, comparisons with other tools); null otherwise.
+ */
+export function nearestSignals(focus: Focus, units: Unit[]): NearestSignals | null {
+  if (focus.ask !== "churn") return null;
+  const near = units.filter((u) => u.comparedWith !== null || NEAR_CHURN.test(u.text));
+  return near.length === 0 ? null : { noun: focus.noun, units: near, model: signalModel() };
 }
 
 /** Fewer units than this from sources of the matching feedback kind: units of every source are used. */

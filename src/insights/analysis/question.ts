@@ -1,4 +1,4 @@
-import { lexiconAspect } from "../enrichment/aspects.js";
+import { namedLexiconAspect } from "../enrichment/aspects.js";
 import { stem, terms } from "./text.js";
 
 /**
@@ -19,7 +19,7 @@ export interface QuestionIntent {
    * to leave or switch, comparisons with alternatives, or getting started. Null for a general
    * question (complaints and praise are answered by polarity, as before).
    */
-  ask: "requests" | "bugs" | "churn" | "comparison" | "onboarding" | null;
+  ask: "requests" | "bugs" | "churn" | "comparison" | "updates" | "onboarding" | null;
   /** It asks what people talk about ("What do users talk about most?", "What are the main topics?"), not what they think. */
   topics?: boolean;
 }
@@ -51,6 +51,10 @@ const ASKS: [NonNullable<QuestionIntent["ask"]>, RegExp][] = [
   [
     "comparison",
     /\b(?:compar\w*|alternatives?|competitors?|rivals?|versus|vs\.?|better than|worse than|instead of|other (?:tools|apps|products|options))\b/i,
+  ],
+  [
+    "updates",
+    /\b(?:after (?:the |an? |this |recent |latest |last |new )*(?:updates?|upgrades?|releases?|versions?)|since (?:the |an? |this |recent |latest |last )*(?:updates?|upgrades?|releases?)|(?:recent|latest|last|new) (?:updates?|upgrades?|releases?|versions?)|regressions?)\b/i,
   ],
   [
     "bugs",
@@ -93,7 +97,8 @@ export function questionIntent(question: string, entityNames: string[] = []): Qu
   for (let n = 3; n >= 1; n--) {
     for (let i = 0; i + n <= tokens.length; i++) {
       const phrase = tokens.slice(i, i + n).join(" ");
-      const found = lexiconAspect(phrase) ?? (phrase.endsWith("s") ? lexiconAspect(phrase.slice(0, -1)) : null);
+      // Only an aspect's own terms: a question's "run into" is no performance question.
+      const found = namedLexiconAspect(phrase) ?? (phrase.endsWith("s") ? namedLexiconAspect(phrase.slice(0, -1)) : null);
       if (found) aspects.add(found);
     }
   }

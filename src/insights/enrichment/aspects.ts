@@ -49,6 +49,12 @@ const LEXICON = (() => {
   return index;
 })();
 
+/** The lexicon aspect a phrase or word names by one of its terms, not by a cue ("price" → pricing; "run" → none). */
+export function namedLexiconAspect(phrase: string): string | null {
+  const hit = LEXICON.get(keyOf([phrase.toLowerCase()]));
+  return hit && !hit.cue ? hit.aspect : null;
+}
+
 /** The lexicon aspect a phrase or word names, if any ("battery life" → battery, "price" → pricing). */
 export function lexiconAspect(phrase: string): string | null {
   const hit = LEXICON.get(keyOf([phrase.toLowerCase()]));

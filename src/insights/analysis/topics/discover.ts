@@ -61,6 +61,8 @@ export interface TopicModel {
 const SUBJECT_BONUS = 1e6;
 /** A single word this common in English (Zipf) names a statement's subject only after a general aspect does. */
 const COMMON_ZIPF = 4.5;
+/** A single word this common in English (Zipf 5: once in 100,000 words) names a topic only when no other phrase of it can. */
+const COMMON_ZIPF_NAME = 5;
 
 /** Embeds short texts as unit vectors (one per text, same order). */
 export type PhraseEmbedder = (texts: string[]) => ArrayLike<number>[];
@@ -236,8 +238,12 @@ export function discoverTopics(
         candidates[b]!.score * (0.5 + centrality(b)) - candidates[a]!.score * (0.5 + centrality(a)) ||
         candidates[a]!.key.localeCompare(candidates[b]!.key),
     );
-    const head = candidates[ranked[0]!]!;
-    topics.push({ key: head.key, name: head.surface, phrases: ranked.map((i) => candidates[i]!.key), sources });
+    // A word every corpus uses ("report", "case") names the group only when nothing else in it can.
+    const plain = (i: number) => !candidates[i]!.key.includes(" ") && zipfOf(candidates[i]!.key) >= COMMON_ZIPF_NAME;
+    const naming = ranked.find((i) => !plain(i)) ?? ranked[0]!;
+    const head = candidates[naming]!;
+    const phrases = [naming, ...ranked.filter((i) => i !== naming)].map((i) => candidates[i]!.key);
+    topics.push({ key: head.key, name: head.surface, phrases, sources });
   }
   topics.sort((a, b) => b.sources.size - a.sources.size || a.key.localeCompare(b.key));
 
