@@ -84,7 +84,7 @@ const scopeOf = (
 ) =>
   resolveScope(h.deps.db, {
     userId: t.userId,
-    workspaceId: null,
+    workspaceId: t.workspaceId,
     entityId: options.entityId === undefined ? t.entityId : options.entityId,
     projectId: options.projectId ?? null,
     searchMode: options.searchMode,
