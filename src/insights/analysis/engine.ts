@@ -13,9 +13,11 @@ import { retrieve } from "./retrieval.js";
 import { topUpFromScope } from "./sample.js";
 import type { Depth, SearchMode } from "./schemas.js";
 import { resolveScope, scopeIsEmpty } from "./scope.js";
-import { scopeCounts } from "./scope-counts.js";
+import { rollupFocus, scopeCounts } from "./scope-counts.js";
 import { assemble, draftQuotes, extractiveInsights } from "./synthesis.js";
 import { plural } from "./text.js";
+import { themeSourcesOf } from "./theme-sources.js";
+import { scopeSnapshot } from "./theme-sources-store.js";
 import { countOverScope } from "./themes.js";
 import { phraseEmbedder } from "./topics/embedder.js";
 import { scoreUnits, unitsOf } from "./units.js";
@@ -38,10 +40,11 @@ export type { EngineOutput } from "./result.js";
  *
  *   read: scope, rows, entity names, stored units
  *   → units → themes                                              (pure)
- *   → read: the reported themes' counts over the whole scope
+ *   → read: the reported themes' counts over the whole scope (and the scope as counted)
  *   → counts merged → insight drafts                              (pure)
  *   → read: the originals the drafts quote → quote check → answer (pure)
  *   → the language model's prose, when configured → result         (call, then pure)
+ *   → every source behind each insight (theme-sources.ts)          (pure)
  *
  * A deep analysis reports every aspect that at least COVERAGE_SHARE of the analysed
  * sources talk about (at least one source), up to `coverageCap` themes.
@@ -128,6 +131,8 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   // themes and gives the quotes); they need the themes found, and the drafts' titles need them.
   // When the sample is everything in scope, its counts are the counts (the same rule for every answer).
   const storedInScope = Object.values(inScope).reduce((sum, n) => sum + n, 0);
+  // The scope as counted (its entities, the moment), kept with each insight's sources to list the rest of them later.
+  const snapshot = storedInScope > rows.length && !scope.contentIds ? await scopeSnapshot(db, scope) : null;
   const counts = storedInScope > rows.length ? await scopeCounts(db, scope, found.reported, focus, found.unnamed) : new Map();
   const counted = countOverScope(found.reported, counts);
   const drafts = extractiveInsights(
@@ -158,5 +163,11 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
     limitations.push(...prose.limitations);
     written = prose;
   }
-  return finalOutput(scope.describe, limitations, written, { inScope, analysed: rows });
+  // Pure: every source behind each insight (its sample's, and what its count matched over the scope).
+  const themeSources = themeSourcesOf(counted, written.assembled.insights, written.assembled.drafts, {
+    focus: rollupFocus(focus),
+    unnamed: found.unnamed,
+    scope: snapshot,
+  });
+  return finalOutput(scope.describe, limitations, written, { inScope, analysed: rows }, { analysisId: request.id, themeSources });
 }

@@ -3,6 +3,7 @@ import type { RetrievedRow } from "./retrieval.js";
 import type { ResultData } from "./schemas.js";
 import type { Assembled } from "./synthesis.js";
 import { plural } from "./text.js";
+import type { ThemeSourcesOutput } from "./theme-sources.js";
 
 /**
  * The result stage (pure): the language model's prose applied to an assembled answer, and the
@@ -13,6 +14,8 @@ export interface EngineOutput {
   data: ResultData;
   /** Entity of each cited row, for storing insights. */
   entityOf: Map<string, string>;
+  /** Every source behind each insight, stored with the result (theme-sources.ts); null when there is no insight. */
+  themeSources: ThemeSourcesOutput | null;
 }
 
 /** Fewer distinct cited sources than this makes the result `partial`. */
@@ -51,6 +54,7 @@ export function emptyOutput(
   return {
     status: "partial",
     entityOf: new Map(),
+    themeSources: null,
     data: {
       answer,
       citations: [],
@@ -115,12 +119,21 @@ export function withProse(assembled: Assembled, answer: string, outcome: LlmOutc
   };
 }
 
+/** Where an insight's every source is listed (GET /agent/v1/analysis/{id}/insights/{n}/sources). */
+export const insightSourcesPath = (analysisId: string, n: number) => `/agent/v1/analysis/${analysisId}/insights/${n}/sources`;
+
+/** Each insight's `id` (its number in the analysis, 1-based) and the link to every source behind it. */
+export function numberInsights(insights: ResultData["insights"], analysisId: string): ResultData["insights"] {
+  return insights.map((insight, k) => ({ id: k + 1, ...insight, sources_url: insightSourcesPath(analysisId, k + 1) }));
+}
+
 /** The engine's output: `completed` when insights stand on at least MIN_SOURCES cited sources. */
 export function finalOutput(
   scope: ResultData["scope"],
   limitations: string[],
   written: Omit<Written, "limitations">,
   coverage: { inScope: Record<string, number>; analysed: Platformed[] },
+  sources: { analysisId: string; themeSources: ThemeSourcesOutput | null } | null = null,
 ): EngineOutput {
   const { assembled, answer, engine } = written;
   const citedRows = new Set(assembled.evidence.map((e) => e.content_id)).size;
@@ -130,10 +143,11 @@ export function finalOutput(
   return {
     status: assembled.insights.length > 0 && citedRows >= MIN_SOURCES ? "completed" : "partial",
     entityOf: new Map(assembled.verified.map((v) => [v.content_id, v.entity_id])),
+    themeSources: sources?.themeSources ?? null,
     data: {
       answer,
       citations: assembled.citations,
-      insights: assembled.insights,
+      insights: sources ? numberInsights(assembled.insights, sources.analysisId) : assembled.insights,
       evidence: assembled.evidence,
       coverage: coverageOf(coverage.inScope, coverage.analysed, assembled),
       limitations: notes,

@@ -9,6 +9,8 @@ import { AnalysisList, ListAnalysesQuery } from "./list-schemas.js";
 import { relayAnalysis } from "./relay.js";
 import { AnalysisIdParams, AnalysisRecord, EventsQuery, RunBody, STREAM_DESCRIPTION } from "./schemas.js";
 import { cancellableAnalysis, readableAnalysis, toAnalysisRecord } from "./service.js";
+import { readThemeSources } from "./theme-sources-read.js";
+import { insightNumber, SourcesParams, SourcesQuery, ThemeSourcesPage } from "./theme-sources-schemas.js";
 
 const tags = ["analysis"];
 const SSE = "text/event-stream";
@@ -80,6 +82,33 @@ export const analysisRoutes = (deps: AppDeps) => [
     params: AnalysisIdParams,
     responses: { 200: { description: "The analysis", schema: AnalysisRecord }, ...readResponses },
     handler: async ({ params, auth }) => ({ body: toAnalysisRecord(await readableAnalysis(deps.db, reader(auth), params.analysis_id)) }),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/agent/v1/analysis/:analysis_id/insights/:n/sources",
+    summary: "Every source behind one insight of an analysis, a page at a time",
+    description:
+      "Each stored source the insight's count covers, for the analysis's scope as it ran: its content id, title, platform, " +
+      "author, publication date, url, feedback kind and its best statement for the theme, verbatim with code-point offsets. " +
+      "`sort=representative` (default) lists the sources the insight quotes first, then the rest of the analysed sample by " +
+      "how well a statement of theirs fits the theme, then (when the count was taken over a scope larger than the sample) the " +
+      "rest of the scope's sources newest first; `sort=newest` lists them all by publication (else storage) time. An original " +
+      "deleted or erased since is listed as unavailable, without its words. `total` is the count the insight states; " +
+      "`count_basis` says what it counts and why the list's length differs from it when it does. Pages follow `next_cursor`.",
+    tags,
+    auth: AUTH.ingest,
+    role: "viewer",
+    params: SourcesParams,
+    query: SourcesQuery,
+    responses: {
+      200: { description: "A page of the insight's sources", schema: ThemeSourcesPage },
+      403: readResponses[403],
+      404: { description: "An analysis unknown or not the caller's, or no insight of that id (none yet while it runs)" },
+    },
+    handler: async ({ params, query, auth }) => {
+      const analysis = await readableAnalysis(deps.db, reader(auth), params.analysis_id);
+      return { body: await readThemeSources(deps.db, analysis, insightNumber(params.n), query) };
+    },
   }),
   cancelRoute({
     path: "/agent/v1/analysis/:analysis_id/cancel",

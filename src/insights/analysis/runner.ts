@@ -12,11 +12,12 @@ import { type AnalysisRequest, runEngine } from "./engine.js";
 import { appendEvent, hasTerminalEvent } from "./events.js";
 import type { Depth, ResultData, SearchMode } from "./schemas.js";
 import { TERMINAL_STATUSES } from "./schemas.js";
+import { storeThemeSources } from "./theme-sources-store.js";
 
 /**
  * The `analysis.run.v1` job: runs the engine for one analysis row and records every
  * step as an event. The final `result` is stored in one transaction with the row's status,
- * result and insights, so the row and its stream never disagree; when the last attempt fails
+ * result, insights and the sources behind each insight, so the row and its stream never disagree; when the last attempt fails
  * (or a permanent error ends the job), the worker runtime calls `failAnalysis`, which stores the
  * terminal `error` event with the row's `failed` the same way. A re-delivered job for a finished
  * analysis only repairs a missing terminal event.
@@ -133,6 +134,8 @@ async function analyse(
       await forgetDeletedCitations(tx, analysisId, output.data);
       await stillRunning(tx, analysisId, { status: "running" });
       await storeInsights(tx, analysisId, row.entityId, output.data, output.entityOf);
+      // Every source behind each insight, beside the result (content ids and spans, never their words).
+      await storeThemeSources(tx, analysisId, output.themeSources);
       // Insights become generated knowledge records in the same transaction; their ids join the
       // result, which appendEvent serialises only after this callback.
       output.data.knowledge_record_ids = await publishGeneratedRecords(tx, analysisPublication(row, output.data));

@@ -68,6 +68,8 @@ export type EvidenceItem = z.infer<typeof EvidenceItem>;
 export const THEME_POLARITIES = ["complaint", "praise", "mixed", "request", "neutral"] as const;
 
 export const InsightItem = z.object({
+  /** The insight's number in the analysis (1-based), stable for the analysis's life; absent from results stored before it. */
+  id: z.number().int().optional(),
   title: z.string(),
   summary: z.string(),
   sentiment: z.enum(["positive", "negative", "mixed", "neutral"]),
@@ -93,6 +95,8 @@ export const InsightItem = z.object({
   counts: z
     .object({ complaint: z.number().int(), praise: z.number().int(), neutral: z.number().int(), request: z.number().int() })
     .optional(),
+  /** Every source behind the insight, a page at a time: `/agent/v1/analysis/{analysis_id}/insights/{id}/sources`. */
+  sources_url: z.string().optional(),
 });
 export type InsightItem = z.infer<typeof InsightItem>;
 

@@ -23,15 +23,15 @@ import type { Theme } from "./themes.js";
  * 20261127120000_scope_count_indexes), the units in source order: the plan merge-joins them, sorting
  * only the scope's original ids, and holds no large hash table.
  */
-const SIDE = {
+export const SIDE = {
   complaint: Prisma.sql`u.kind <> 'request' AND (u.kind = 'bug' OR u.sentiment_label = 'negative')`,
   praise: Prisma.sql`u.kind NOT IN ('request', 'bug') AND u.sentiment_label = 'positive'`,
   request: Prisma.sql`u.kind = 'request'`,
 };
 
-function focusCondition(focus: Focus | null): Prisma.Sql {
-  if (!focus) return Prisma.sql`TRUE`;
-  switch (focus.ask) {
+/** The units a question of this focus counts (over `u`), by the focus's name in the roll-ups (`rollupFocus`). */
+export function focusConditionOf(ask: string): Prisma.Sql {
+  switch (ask) {
     case "requests":
       return Prisma.sql`u.kind = 'request'`;
     case "bugs":
@@ -44,6 +44,8 @@ function focusCondition(focus: Focus | null): Prisma.Sql {
       return Prisma.sql`TRUE`;
   }
 }
+
+const focusCondition = (focus: Focus | null) => focusConditionOf(rollupFocus(focus));
 
 /** A theme's distinct sources on every side, in scope. */
 export type ScopeCounts = Theme["counts"];
@@ -89,7 +91,7 @@ export async function scopeCounts(
 type CountRow = { aspect: string; complaint: bigint; praise: bigint; request: bigint; neutral: bigint };
 
 /** The focus a question counts under in `opinion_source_rollups` ('' for every unit). */
-function rollupFocus(focus: Focus | null): string {
+export function rollupFocus(focus: Focus | null): string {
   switch (focus?.ask) {
     case "requests":
     case "bugs":

@@ -35,6 +35,8 @@ export interface Assembled {
   citations: { number: number; content_id: string; quote: string }[];
   dropped: number;
   verified: VerifiedQuote[];
+  /** For each insight, the index of the draft it was assembled from (drafts left without evidence are dropped). */
+  drafts: number[];
 }
 
 /** Longest quote, in code points; longer units are quoted up to a word boundary. */
@@ -261,7 +263,8 @@ export function assemble(insights: InsightDraft[], verification: Verification): 
   };
 
   const finalInsights: InsightItem[] = [];
-  for (const insight of insights) {
+  const drafts: number[] = [];
+  for (const [index, insight] of insights.entries()) {
     const items: EvidenceItem[] = [];
     for (const candidate of insight.evidence) {
       const v = verifiedByKey.get(key(candidate));
@@ -279,8 +282,9 @@ export function assemble(insights: InsightDraft[], verification: Verification): 
       sources: insight.sources ?? new Set(items.map((e) => e.content_id)).size,
       evidence: items,
     });
+    drafts.push(index);
   }
 
   const citations = evidence.map((e) => ({ number: e.number, content_id: e.content_id, quote: e.quote }));
-  return { insights: finalInsights, evidence, citations, dropped: dropped.length, verified: kept };
+  return { insights: finalInsights, evidence, citations, dropped: dropped.length, verified: kept, drafts };
 }
