@@ -4,7 +4,7 @@ import { ENCODER_MODEL } from "../../src/insights/embed/encoder.js";
 import { HASHING_MODEL, hashingEmbedder, hashingVector } from "../../src/insights/embed/hashing.js";
 import { reembedProgress, reembedStored, reembedTargets } from "../../src/insights/embed/reembed.js";
 import { reembedStopKey } from "../../src/insights/embed/reembed-command.js";
-import { STATIC_MODEL } from "../../src/insights/embed/static.js";
+import { STATIC_DIMENSIONS, STATIC_MODEL } from "../../src/insights/embed/static.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { reembedProcessor } from "../../workers/reembed.js";
 import { createTenant, storeSources, type Tenant } from "../analysis/fixtures.js";
@@ -80,7 +80,7 @@ describe("re-embedding stored vectors of the hashing model", () => {
     expect(after.originals).toEqual({ model: STATIC_MODEL, done: 3, left: 0 });
     expect(await h.deps.db.opinionUnit.count()).toBe(units);
     const rows = await h.deps.db.contentEnrichment.findMany({ where: { entityId: tenant.entityId } });
-    for (const row of rows) expect(row.embedding).toHaveLength(256);
+    for (const row of rows) expect(row.embedding).toHaveLength(STATIC_DIMENSIONS);
 
     expect(paths(await alice.recall(query))[0]).toBe("billing/complaints");
     // Nothing is left, so another run does nothing.
@@ -128,7 +128,7 @@ describe("re-embedding stored vectors of the hashing model", () => {
       if (/pages: 5 pages of minilm-l6-v2-int8-v1, 0 left/.test(status)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(status).toMatch(/pages: 5 pages of minilm-l6-v2-int8-v1, 0 left; stored originals: 3 rows of minilm-l6-v2-static-v1, 0 left/);
+    expect(status).toMatch(/pages: 5 pages of minilm-l6-v2-int8-v1, 0 left; stored originals: 3 rows of minilm-l6-v2-static-v2, 0 left/);
     expect(await h.deps.redis.get(reembedStopKey(h.config))).toBeNull();
   });
 });

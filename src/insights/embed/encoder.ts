@@ -90,6 +90,18 @@ async function runBatch(loaded: Loaded, batch: number[][]): Promise<Float32Array
   return batch.map((_, r) => data.slice(r * ENCODER_DIMENSIONS, (r + 1) * ENCODER_DIMENSIONS));
 }
 
+/**
+ * One run of the encoder at a time in a process: concurrent requests take turns (a short text's run takes a
+ * few milliseconds) rather than running on several of libuv's threads at once, each of which would keep its
+ * own malloc arena of the runs' buffers (measured in docs/benchmarks.md, "Embedding models").
+ */
+let turn: Promise<unknown> = Promise.resolve();
+function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  const result = turn.then(work, work);
+  turn = result.catch(() => undefined);
+  return result;
+}
+
 /** Unit vectors of the texts, in order, as Float32Array. */
 export async function encodeTexts(texts: readonly string[], options: EncoderOptions = {}): Promise<Float32Array[]> {
   if (texts.length === 0) return [];
@@ -101,9 +113,11 @@ export async function encodeTexts(texts: readonly string[], options: EncoderOpti
   const out = new Array<Float32Array>(texts.length);
   for (let i = 0; i < order.length; i += batchSize) {
     const slice = order.slice(i, i + batchSize);
-    const vectors = await runBatch(
-      loaded,
-      slice.map((k) => tokens[k]!),
+    const vectors = await inTurn(() =>
+      runBatch(
+        loaded,
+        slice.map((k) => tokens[k]!),
+      ),
     );
     slice.forEach((k, j) => {
       out[k] = vectors[j]!;

@@ -11,7 +11,7 @@ import { staticEmbeddingProvider } from "./static.js";
  * repository (models/minilm-l6-v2, nothing downloaded at run time):
  * - the encoder (encoder.ts, `minilm-l6-v2-int8-v1`, 384 dimensions): `createEmbedder`, for what is embedded
  *   a few texts at a time (the embed route, context pages and their recall);
- * - its static companion (static.ts, `minilm-l6-v2-static-v1`, 256 dimensions): `createBulkEmbedder`, for
+ * - its static companion (static.ts, `minilm-l6-v2-static-v2`, 384 dimensions): `createBulkEmbedder`, for
  *   what is embedded row after row (enrichment of every stored original, the analysis's vector ranking
  *   over those rows, sweeps), where the encoder would be too slow.
  * With EMBEDDINGS_URL both are the OpenAI-compatible `/embeddings` endpoint instead. Vectors of different
