@@ -74,8 +74,8 @@ const RAW_QUERIES = [
   "&&&",
 ];
 
-/** A share page or its event stream (a token of any form, an optional trailing slash). */
-const PAGE_PATH = /^\/share\/[^/]+(\/events)?\/?$/;
+/** A share page, its event stream or one of its themes (a token of any form, an optional trailing slash). */
+const PAGE_PATH = /^\/share\/[^/]+(\/events|\/insights\/[^/]+)?\/?$/;
 
 function credentialFor(route: AnyRoute): Record<string, string> {
   if ("public" in route.auth) return {};
@@ -155,7 +155,23 @@ describe("every route under generated input", () => {
     const path = fc.oneof(
       {
         weight: 6,
-        arbitrary: fc.tuple(token, fc.constantFrom("", "/events", "/", "/events/x", "/x/events")).map(([t, rest]) => `/share/${t}${rest}`),
+        arbitrary: fc
+          .tuple(
+            token,
+            fc.constantFrom(
+              "",
+              "/events",
+              "/",
+              "/events/x",
+              "/x/events",
+              "/insights/1",
+              "/insights/2/",
+              "/insights/0",
+              "/insights/x",
+              "/insights",
+            ),
+          )
+          .map(([t, rest]) => `/share/${t}${rest}`),
       },
       { weight: 1, arbitrary: fc.constantFrom(STYLESHEET_PATH, LIVE_SCRIPT_PATH, "/favicon.ico", "/share", "/share/") },
     );
@@ -168,7 +184,20 @@ describe("every route under generated input", () => {
       "X-Forwarded-For": fc.option(fc.constantFrom("203.0.113.9", "not-an-address", "::1"), { nil: undefined }),
     });
     const query = fc.option(
-      fc.oneof(fc.constantFrom(...RAW_QUERIES, "v=1", "v=", "v[]=1", "last_event_id=abc"), printable.map(encodeURIComponent)),
+      fc.oneof(
+        fc.constantFrom(
+          ...RAW_QUERIES,
+          "v=1",
+          "v=",
+          "v[]=1",
+          "last_event_id=abc",
+          "sort=newest",
+          "sort[]=newest",
+          "cursor=WyJyIiwzXQ",
+          "cursor=",
+        ),
+        printable.map(encodeURIComponent),
+      ),
       {
         nil: undefined,
       },

@@ -98,6 +98,39 @@ describe("pages in a browser", () => {
     });
   });
 
+  it("opens a theme's every source from the analysis's page, under the same link, as the API lists them", async () => {
+    const api = await h.http.get(`/agent/v1/analysis/${w.analysisId}`).set(auth(w.tenant.token)).expect(200);
+    const insight = (api.body.result.data.insights as (Insight & { id: number; sources_url: string })[])[0] as Insight & {
+      id: number;
+      sources_url: string;
+    };
+    const listed = await h.http.get(insight.sources_url).set(auth(w.tenant.token)).expect(200);
+    const sources = listed.body.sources as { quote: string; url: string }[];
+    const link = await share(h, w.tenant.token, "analysis", w.analysisId);
+    const watched = await openPage(browser);
+    try {
+      await watched.page.goto(onService(link.url));
+      await watched.page.locator(`#insight-${insight.id} a.all-sources`).click();
+      await watched.page.waitForURL(/\/insights\/\d+$/);
+      expect(new URL(watched.page.url()).pathname).toBe(`${new URL(link.url).pathname}/insights/${insight.id}`);
+    } finally {
+      await watched.close();
+    }
+    await visit(`${onService(link.url)}/insights/${insight.id}`, "theme-sources", async ({ page }) => {
+      expect(await page.locator("h1").textContent()).toBe(insight.title);
+      expect(await page.locator("#sources figure").count()).toBe(insight.sources);
+      const quotes = await page.locator("#sources blockquote").allTextContents();
+      expect(quotes).toEqual(sources.map((s) => s.quote));
+      const first = sources[0] as { url: string };
+      expect(await page.locator(`#sources a[href="${first.url}"]`).count()).toBe(1);
+      // Newest first, by its link.
+      await page.locator("nav.toc a", { hasText: "Newest first" }).click();
+      await page.waitForURL(/sort=newest/);
+      expect(await page.locator('nav.toc a[aria-current="page"]').textContent()).toBe("Newest first");
+      expect(await page.locator("#sources figure").count()).toBe(insight.sources);
+    });
+  });
+
   it("works without JavaScript and prints without its navigation, writing out where external links go", async () => {
     const link = await share(h, w.tenant.token, "analysis", w.analysisId);
     const watched = await openPage(browser, { javaScript: false });

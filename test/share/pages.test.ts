@@ -11,11 +11,14 @@ import {
   renderEntityPage,
   renderKnowledgePage,
   renderNotFoundPage,
+  renderThemeSourcesPage,
   STYLESHEET,
   STYLESHEET_HASH,
   STYLESHEET_HREF,
+  type ThemeSourcesPageModel,
 } from "../../src/delivery/share/pages/index.js";
 import type { AnalysisRecord, EvidenceItem, InsightItem } from "../../src/insights/analysis/schemas.js";
+import type { ThemeSourceItem } from "../../src/insights/analysis/theme-sources-schemas.js";
 import type { IntelligenceSummary } from "../../src/insights/intelligence/schemas.js";
 import type { InsightRecord } from "../../src/insights/knowledge/schemas.js";
 
@@ -385,6 +388,103 @@ const knowledgeModel = (): KnowledgePageModel => {
     ],
   };
 };
+
+describe("a theme's sources", () => {
+  const TOKEN = "A".repeat(43);
+  const item = (over: Partial<ThemeSourceItem> = {}): ThemeSourceItem => ({
+    content_id: "00000000-0000-4000-8000-0000000000a1",
+    title: "Sync <fails>",
+    platform: "reddit",
+    author: "mira",
+    published_at: "2026-11-20T14:03:00.000Z",
+    url: "https://example.com/post/a1",
+    feedback_kind: "bug_report",
+    quote: "Sync keeps failing on my phone <b>every</b> time.",
+    start_offset: 0,
+    end_offset: 48,
+    opinion_unit_id: null,
+    in_sample: true,
+    evidence_number: 2,
+    ...over,
+  });
+  const themeModel = (over: Partial<ThemeSourcesPageModel> = {}): ThemeSourcesPageModel => ({
+    frame,
+    question: QUESTION,
+    subject: "Acme Notes",
+    insight: insight({ evidence: [E1, E2] }),
+    n: 1,
+    sharePath: `/share/${TOKEN}`,
+    sort: "representative",
+    cursor: null,
+    sources: {
+      analysis_id: "6f1c2a7e-0000-4000-8000-000000000001",
+      insight: { id: 1, title: "Sync — complaints (12,345 sources)", aspect: "sync", polarity: "complaint", sources: 12_345 },
+      sort: "representative",
+      total: 12_345,
+      sample: 120,
+      listed: null,
+      unavailable: 1,
+      complete: false,
+      count_basis: "The insight counts the larger of two numbers.",
+      sources: [
+        item(),
+        item({
+          content_id: "00000000-0000-4000-8000-0000000000a2",
+          title: "",
+          author: "",
+          url: "",
+          quote: "",
+          published_at: null,
+          feedback_kind: null,
+          evidence_number: null,
+          unavailable: { reason: "author_erased", at: "2026-11-26T10:00:00.000Z" },
+        }),
+        item({ content_id: "00000000-0000-4000-8000-0000000000a3", url: "javascript:alert(1)", evidence_number: null, in_sample: false }),
+      ],
+      limit: 50,
+      has_more: true,
+      next_cursor: "WyJyIiw1MF0",
+    },
+    ...over,
+  });
+
+  it("shows each source as a quote card, escaped, with the way back to the analysis and on to the next page", () => {
+    const page = renderThemeSourcesPage(themeModel());
+    const doc = expectWellFormed(page);
+    expect(doc.querySelector("h1")?.textContent).toBe("Sync — complaints (12,345 sources)");
+    expect(page).toContain("Sync keeps failing on my phone &lt;b&gt;every&lt;/b&gt; time.");
+    expect(page).toContain("Sync &lt;fails&gt;");
+    const figures = doc.querySelectorAll("#sources figure.quote");
+    expect(figures).toHaveLength(3);
+    expect(figures[0]?.querySelector(`a[href="/share/${TOKEN}#q-2"]`)?.textContent).toBe("quoted as [2]");
+    expect(figures[1]?.textContent).toMatch(/asked to be forgotten \(2026-11-26\)/);
+    expect(figures[1]?.querySelector("a")).toBeNull();
+    expect(doc.querySelector('a[href^="javascript"]')).toBeNull();
+    expect(figures[2]?.querySelector(".unlinked")?.textContent).toBe("javascript:alert(1)");
+    expect(doc.querySelector(`a[href="/share/${TOKEN}#insight-1"]`)?.textContent).toBe(QUESTION);
+    expect(doc.querySelector('a[rel="next"]')?.getAttribute("href")).toBe(`/share/${TOKEN}/insights/1?cursor=WyJyIiw1MF0`);
+    expect(doc.querySelector("nav.pager")?.textContent).not.toContain("First page");
+    expect(doc.querySelector(".note")?.textContent).toBe("The insight counts the larger of two numbers.");
+    // Every link stays on the page (the skip link), on the page's own token, or leaves for a source.
+    for (const a of doc.querySelectorAll("a")) expect(a.getAttribute("href")).toMatch(new RegExp(`^(https?:|#main$|/share/${TOKEN}[/#?])`));
+  });
+
+  it("marks the order shown and, past the first page, links back to it in that order", () => {
+    const doc = parse(renderThemeSourcesPage(themeModel({ sort: "newest", cursor: "WyJuIl0" })));
+    expect(doc.querySelector('nav.toc a[aria-current="page"]')?.textContent).toBe("Newest first");
+    expect(doc.querySelector('a[rel="next"]')?.getAttribute("href")).toBe(`/share/${TOKEN}/insights/1?sort=newest&cursor=WyJyIiw1MF0`);
+    expect(doc.querySelector("nav.pager a")?.getAttribute("href")).toBe(`/share/${TOKEN}/insights/1?sort=newest`);
+    expect(doc.querySelector("#sources h2")?.textContent).toBe("Sources (continued)");
+  });
+
+  it("is linked from each insight of the shared analysis's page", () => {
+    const doc = parse(renderAnalysisPage({ ...analysisModel(), sharePath: `/share/${TOKEN}` }));
+    expect(doc.querySelector("#insight-1 a.all-sources")?.getAttribute("href")).toBe(`/share/${TOKEN}/insights/1`);
+    expect(doc.querySelector("#insight-3 a.all-sources")?.textContent).toBe("All 2 sources behind this theme");
+    // Without the page's own path (a page rendered on its own) there is nothing to link to.
+    expect(parse(renderAnalysisPage(analysisModel())).querySelector("a.all-sources")).toBeNull();
+  });
+});
 
 describe("knowledge page", () => {
   it("shows each quote inside its captured text, or says the source is gone", () => {

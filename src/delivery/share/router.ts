@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { relayAnalysis } from "../../insights/analysis/relay.js";
+import { readSourcesCursor, SOURCE_SORTS, type SourceSort } from "../../insights/analysis/theme-sources-schemas.js";
 import type { AppDeps } from "../../platform/deps.js";
 import { AppError } from "../../platform/errors.js";
 import { createWindowCounter } from "../../platform/rate-limit.js";
@@ -13,12 +14,13 @@ import {
   renderEntityPage,
   renderKnowledgePage,
   renderNotFoundPage,
+  renderThemeSourcesPage,
   renderTooManyRequestsPage,
   STYLESHEET,
   STYLESHEET_HASH,
   STYLESHEET_PATH,
 } from "./pages/index.js";
-import { analysisPage, entityPage, knowledgePage, sharedAnalysisId } from "./views.js";
+import { analysisPage, entityPage, knowledgePage, sharedAnalysisId, themeSourcesPage } from "./views.js";
 
 /**
  * The pages share links open (`/share/{token}`), their event stream and their two assets. Pages are
@@ -93,6 +95,21 @@ function asset(body: string, hash: string, contentType: string) {
   };
 }
 
+/**
+ * What a theme page's address asks for: the insight's number, the order and the page (a cursor its own
+ * links carry). Anything else (another parameter form, a cursor no list handed out) is no page: null.
+ */
+function themeRequest(rawN: string, query: Request["query"]) {
+  if (!/^[1-9]\d{0,5}$/.test(rawN)) return null;
+  const sort = query.sort ?? "representative";
+  if (typeof sort !== "string" || !(SOURCE_SORTS as readonly string[]).includes(sort)) return null;
+  const raw = query.cursor;
+  if (raw !== undefined && typeof raw !== "string") return null;
+  const value = raw === undefined ? null : readSourcesCursor(raw);
+  if (raw !== undefined && value === null) return null;
+  return { n: Number(rawN), sort: sort as SourceSort, cursor: raw !== undefined && value ? { raw, value } : null };
+}
+
 export function sharePages(deps: AppDeps): Router {
   const router = express.Router();
   // Pages and their event streams answer without signing in, so each client address has a budget of its
@@ -123,6 +140,20 @@ export function sharePages(deps: AppDeps): Router {
     else sendPage(res, 404, renderNotFoundPage(), started);
   });
 
+  // One theme of a shared analysis with its sources, a page at a time (`?sort=newest`, `?cursor=` from its
+  // own links). Only the link's analysis: the path names a theme of it by number, nothing else.
+  router.get(`${SHARE_PATH}/:token/insights/:n`, async (req: Request, res: Response) => {
+    const started = process.hrtime.bigint();
+    res.locals.routeTemplate = `${SHARE_PATH}/:token/insights/:n`;
+    if (await limited(req, res)) return;
+    const request = themeRequest(String(req.params.n), req.query);
+    const token = String(req.params.token);
+    const link = request ? await openShareLink(deps.db, token) : null;
+    const model = link && request ? await themeSourcesPage(deps.db, link, token, request) : null;
+    if (model) sendPage(res, 200, renderThemeSourcesPage(model), started);
+    else sendPage(res, 404, renderNotFoundPage(), started);
+  });
+
   router.get(`${SHARE_PATH}/:token/events`, async (req: Request, res: Response) => {
     res.locals.routeTemplate = `${SHARE_PATH}/:token/events`;
     if (await limited(req, res)) return;
@@ -142,7 +173,14 @@ export function sharePages(deps: AppDeps): Router {
 
   // Pages, their streams and their assets are read-only: any other method is the API's 405 (with `Allow`),
   // answered here, before the body rules further on could judge a body the method never takes.
-  const readOnly = [`${SHARE_PATH}/:token`, `${SHARE_PATH}/:token/events`, STYLESHEET_PATH, LIVE_SCRIPT_PATH, "/favicon.ico"];
+  const readOnly = [
+    `${SHARE_PATH}/:token`,
+    `${SHARE_PATH}/:token/events`,
+    `${SHARE_PATH}/:token/insights/:n`,
+    STYLESHEET_PATH,
+    LIVE_SCRIPT_PATH,
+    "/favicon.ico",
+  ];
   router.all(readOnly, (req: Request, _res: Response, next: NextFunction) => {
     next(
       new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${READ_ONLY}.`, {

@@ -1,4 +1,6 @@
 import { toAnalysisRecord } from "../../insights/analysis/service.js";
+import { insightOf, readThemeSources } from "../../insights/analysis/theme-sources-read.js";
+import type { SourceSort, SourcesCursor } from "../../insights/analysis/theme-sources-schemas.js";
 import { summaryOfEntity } from "../../insights/intelligence/service.js";
 import { utf16Index } from "../../insights/knowledge/quotes.js";
 import { readInsight } from "../../insights/knowledge/records.js";
@@ -6,7 +8,15 @@ import type { ResolvedEvidence } from "../../insights/knowledge/schemas.js";
 import { isAvailable, loadSnapshots, toSourceSummary } from "../../insights/knowledge/sources.js";
 import type { Db } from "../../platform/db.js";
 import { analysisLinkWorkspace, SHARE_PATH, type ShareLinkRow } from "./links.js";
-import type { AnalysisPageModel, EntityPageModel, KnowledgeCitation, KnowledgePageModel, LinkFrame, VolumePoint } from "./pages/model.js";
+import type {
+  AnalysisPageModel,
+  EntityPageModel,
+  KnowledgeCitation,
+  KnowledgePageModel,
+  LinkFrame,
+  ThemeSourcesPageModel,
+  VolumePoint,
+} from "./pages/model.js";
 
 /**
  * What a share link's page shows, read for the link's workspace alone: the resource must still
@@ -25,6 +35,46 @@ export async function analysisPage(db: Db, link: ShareLinkRow, token: string): P
     analysis: toAnalysisRecord(row),
     subject: await subjectName(db, row.entityId, row.projectId),
     eventsPath: RUNNING.has(row.status) ? `${SHARE_PATH}/${token}/events` : null,
+    sharePath: `${SHARE_PATH}/${token}`,
+  };
+}
+
+/** Sources a shared theme's page lists at a time. */
+export const SHARED_SOURCES_PER_PAGE = 50;
+
+/**
+ * One theme of the link's analysis with a page of its sources (`/share/{token}/insights/{n}`): only the
+ * analysis the link opens, while it is still the link's workspace's; null for any other link, an insight
+ * it does not have, or a cursor of another list.
+ */
+export async function themeSourcesPage(
+  db: Db,
+  link: ShareLinkRow,
+  token: string,
+  request: { n: number; sort: SourceSort; cursor: { raw: string; value: SourcesCursor } | null },
+): Promise<ThemeSourcesPageModel | null> {
+  if (link.resourceKind !== "analysis") return null;
+  const row = await db.analysis.findUnique({ where: { id: link.resourceId } });
+  if (!row || (await analysisLinkWorkspace(db, row)) !== link.workspaceId) return null;
+  const { n, sort, cursor } = request;
+  // A cursor of the other order names no page of this one.
+  if (cursor && (cursor.value.kind === "newest") !== (sort === "newest")) return null;
+  let insight: ReturnType<typeof insightOf>;
+  try {
+    insight = insightOf(row, n);
+  } catch {
+    return null;
+  }
+  return {
+    frame: frameOf(link),
+    question: row.question,
+    subject: await subjectName(db, row.entityId, row.projectId),
+    insight,
+    n,
+    sharePath: `${SHARE_PATH}/${token}`,
+    sources: await readThemeSources(db, row, n, { sort, limit: SHARED_SOURCES_PER_PAGE, cursor: cursor?.value }),
+    cursor: cursor?.raw ?? null,
+    sort,
   };
 }
 

@@ -32,7 +32,7 @@ const STATUS: Record<string, string> = {
   cancelled: "Cancelled",
 };
 
-const POLARITY: Record<InsightItem["polarity"], string> = {
+export const POLARITY: Record<InsightItem["polarity"], string> = {
   complaint: "Complaints",
   praise: "Praise",
   mixed: "Mixed views",
@@ -89,7 +89,7 @@ class QuoteIds {
 }
 
 /** Why a citation's words are gone (src/governance/deletion): its original was deleted, or its author forgotten. */
-const REMOVED: Record<string, string> = {
+export const REMOVED: Record<string, string> = {
   deleted: "The source of this quote was deleted",
   author_erased: "The author of this quote asked to be forgotten",
   retention: "The source of this quote passed the workspace's retention period",
@@ -118,22 +118,27 @@ function evidenceQuote(e: EvidenceItem, ids: QuoteIds): SafeHtml {
   });
 }
 
-function insightArticle(insight: InsightItem, index: number, ids: QuoteIds): SafeHtml {
+function insightArticle(insight: InsightItem, index: number, ids: QuoteIds, sharePath: string | null): SafeHtml {
   const id = `insight-${index + 1}`;
   const analysed =
     insight.sources_analysed !== undefined && insight.sources_analysed !== insight.sources
       ? ` (${formatNumber(insight.sources_analysed)} in the analysed sample)`
       : "";
+  // The page of every source behind the insight, under the same link.
+  const all =
+    sharePath &&
+    html`<p><a class="all-sources" href="${sharePath}/insights/${insight.id ?? index + 1}">${insight.sources === 1 ? "The source behind this theme" : `All ${plural(insight.sources, "source")} behind this theme`}</a></p>`;
   return html`<article class="insight" id="${id}" aria-labelledby="${id}-heading">
 <h3 id="${id}-heading">${insight.title}</h3>
 <p class="meta">${POLARITY[insight.polarity]} · ${plural(insight.sources, "source")}${analysed} · confidence ${formatPercent(insight.confidence)}</p>
 ${paragraphs(insight.summary)}
 ${insight.evidence.map((e) => evidenceQuote(e, ids))}
+${all}
 </article>
 `;
 }
 
-function resultSections(data: ResultData, partial: boolean): { nav: [string, string][]; body: SafeHtml } {
+function resultSections(data: ResultData, partial: boolean, sharePath: string | null): { nav: [string, string][]; body: SafeHtml } {
   const ids = new QuoteIds();
   const inInsights = new Set(data.insights.flatMap((i) => i.evidence.map((e) => e.number)));
   // Cited quotes that no insight shows still need a target for their [n] links.
@@ -160,7 +165,7 @@ ${section("themes", "Themes", themeBarChart(themeBars(data.insights), { id: "the
 ${section(
   "insights",
   "Insights",
-  data.insights.length === 0 ? html`<p class="muted">No insights.</p>` : data.insights.map((i, k) => insightArticle(i, k, ids)),
+  data.insights.length === 0 ? html`<p class="muted">No insights.</p>` : data.insights.map((i, k) => insightArticle(i, k, ids, sharePath)),
 )}
 ${
   others.length > 0 &&
@@ -210,7 +215,7 @@ export function renderAnalysisPage(model: AnalysisPageModel): string {
   const data = a.result?.data ?? null;
   const running = a.status === "queued" || a.status === "running";
   const live = running && model.eventsPath !== null;
-  const result = data && resultSections(data, a.status === "partial" || a.result?.status === "partial");
+  const result = data && resultSections(data, a.status === "partial" || a.result?.status === "partial", model.sharePath ?? null);
   const stopped =
     (a.status === "failed" || a.status === "cancelled") &&
     section(

@@ -1,4 +1,5 @@
-import type { AnalysisRecord } from "../../../insights/analysis/schemas.js";
+import type { AnalysisRecord, InsightItem } from "../../../insights/analysis/schemas.js";
+import type { SourceSort, ThemeSourcesPage } from "../../../insights/analysis/theme-sources-schemas.js";
 import type { IntelligenceSummary } from "../../../insights/intelligence/schemas.js";
 import type { InsightRecord, ResolvedEvidence, SourceSummary } from "../../../insights/knowledge/schemas.js";
 
@@ -22,6 +23,25 @@ export interface AnalysisPageModel {
   subject: string | null;
   /** While the analysis is queued or running: the path of its shared event stream (`/share/{token}/events`). */
   eventsPath: string | null;
+  /** The path of the page itself (`/share/{token}`): each insight links to `{path}/insights/{id}`, the page of its sources. */
+  sharePath?: string | null;
+}
+
+/** One insight's sources, a page at a time (`/share/{token}/insights/{n}`). */
+export interface ThemeSourcesPageModel {
+  frame: LinkFrame;
+  /** The analysis's question and the entity or project it is about. */
+  question: string;
+  subject: string | null;
+  insight: InsightItem;
+  /** The insight's number (its id). */
+  n: number;
+  /** The shared analysis's page (`/share/{token}`). */
+  sharePath: string;
+  sources: ThemeSourcesPage;
+  /** The cursor that opened this page, if not the first; its sort. */
+  cursor: string | null;
+  sort: SourceSort;
 }
 
 /** A cited quote of a knowledge record with its source and the captured text around it. */

@@ -111,6 +111,8 @@ tr.current { background: var(--surface); font-weight: 600; }
 .chart { display: block; width: 100%; max-width: 30rem; height: auto; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; padding: 0; margin: 0.5rem 0; list-style: none; font-size: 0.9rem; }
 .legend svg { width: 1rem; height: 1rem; vertical-align: -0.15rem; margin-right: 0.35rem; }
+.sources { padding-left: 0; list-style: none; }
+.pager ul { display: flex; flex-wrap: wrap; justify-content: space-between; gap: 0.5rem 1rem; padding: 0; list-style: none; }
 details { margin: 0.5rem 0 1rem; }
 summary { cursor: pointer; color: var(--link); }
 .live { padding: 1rem; border: 1px solid var(--border); border-radius: 0.25rem; background: var(--surface); }
