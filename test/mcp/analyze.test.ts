@@ -157,6 +157,52 @@ describe("analyze run", () => {
   });
 });
 
+describe("recall theme_sources", () => {
+  it("reads every source behind an insight of an analysis run here, as its route answers, a page at a time", async () => {
+    const run = await ok(client, "analyze", {
+      question: "What do users complain about and praise?",
+      entity_id: tenant.entityId,
+      depth: "deep",
+    });
+    const { analysis_id: analysisId, data } = run as {
+      analysis_id: string;
+      data: { insights: { id: number; sources: number; sources_url: string }[] };
+    };
+    const insight = data.insights[0] as { id: number; sources: number; sources_url: string };
+    const http = await h.http.get(insight.sources_url).query({ limit: "1" }).set("Authorization", `Bearer ${tenant.token}`).expect(200);
+    const first = await ok(client, "recall", { mode: "theme_sources", analysis_id: analysisId, insight: insight.id, limit: 1 });
+    expect(first).toEqual(http.body);
+    // Following next_cursor, then in the newest order: every source the insight counts.
+    const seen = [...(first.sources as { content_id: string }[])];
+    let cursor = first.next_cursor as string | null;
+    while (cursor) {
+      const next = await ok(client, "recall", { mode: "theme_sources", analysis_id: analysisId, insight: insight.id, limit: 1, cursor });
+      seen.push(...(next.sources as { content_id: string }[]));
+      cursor = next.next_cursor as string | null;
+    }
+    expect(seen.length).toBe(insight.sources);
+    const newest = await ok(client, "recall", { mode: "theme_sources", analysis_id: analysisId, insight: insight.id, sort: "newest" });
+    expect((newest.sources as { content_id: string }[]).map((s) => s.content_id).sort()).toEqual(seen.map((s) => s.content_id).sort());
+
+    expect((await refused(client, "recall", { mode: "theme_sources", analysis_id: analysisId })).detail).toEqual([
+      expect.objectContaining({ loc: ["arguments", "insight"], type: "missing" }),
+    ]);
+    expect(await refused(client, "recall", { mode: "theme_sources", analysis_id: analysisId, insight: 99 })).toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
+    const stranger = await createTenant(h, "Globex");
+    const theirs = await connect(server.url, { bearer: stranger.token });
+    try {
+      expect(await refused(theirs.client, "recall", { mode: "theme_sources", analysis_id: analysisId, insight: 1 })).toMatchObject({
+        status: 404,
+      });
+    } finally {
+      await theirs.close();
+    }
+  });
+});
+
 describe("analyze start and status", () => {
   it("starts a durable research job for the entity (request_id as its idempotency key) and reads its status", async () => {
     const key = await createKeyFor(h, tenant.token, ["ingest"]);

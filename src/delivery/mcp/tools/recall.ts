@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SEARCH_PLATFORMS } from "../../../insights/search/schemas.js";
 import { ACTION_STATUSES, OBJECT_TYPES } from "../../../workflows/actions/schemas.js";
-import { type CallContext, invoke, notServed, type Operation, pick, queryOf, requireString } from "../invoke.js";
+import { argumentError, type CallContext, invoke, notServed, type Operation, pick, queryOf, requireString } from "../invoke.js";
 import type { Args, Mode, ToolDefinition } from "./types.js";
 
 /**
@@ -159,6 +159,23 @@ const modes: Record<string, Mode> = {
       });
     },
   },
+  theme_sources: {
+    summary:
+      "every source behind one insight of an analysis, a page at a time (analysis_id, insight: the insight's id in the result; sort representative (default) or newest, limit ≤ 200, default 50, cursor: the next_cursor of the previous page)",
+    routes: ["GET /agent/v1/analysis/:analysis_id/insights/:n/sources"],
+    run: (ctx, args) => {
+      const analysisId = requireString(args, "analysis_id", "the analysis whose insight to open (analyze run answers it)");
+      const insight = args.insight;
+      if (insight === undefined || insight === null)
+        throw argumentError(["insight"], "Field required: the insight's id in the result", "missing");
+      const limit = Math.trunc(clamp(args.limit, 1, 200, 50));
+      return read(ctx, {
+        route: "GET /agent/v1/analysis/:analysis_id/insights/:n/sources",
+        params: { analysis_id: analysisId, n: String(insight) },
+        query: { ...queryOf(args, ["sort", "cursor"]), limit: String(limit) },
+      });
+    },
+  },
   workspaces: {
     summary: "not served here; mode entities lists each entity with its workspace_id",
     routes: [],
@@ -214,7 +231,10 @@ export const RecallArgs = z.looseObject({
   revision: int.min(1).nullish().describe("knowledge with insight_id: an exact historical revision"),
   include_evidence: z.boolean().nullish().describe("knowledge with insight_id: resolve its evidence (default true)"),
   tag: text.nullish().describe("knowledge: exact tag filter"),
-  sort: z.enum(["updated_at", "created_at", "title"]).nullish().describe("knowledge: sort field"),
+  sort: z
+    .enum(["updated_at", "created_at", "title", "representative", "newest"])
+    .nullish()
+    .describe("knowledge: sort field (updated_at, created_at, title); theme_sources: representative (default) or newest"),
   order: z.enum(["asc", "desc"]).nullish().describe("knowledge: direction (default desc)"),
   after: text
     .regex(/^[0-9]+$/)
@@ -222,6 +242,9 @@ export const RecallArgs = z.looseObject({
     .describe("knowledge_changes: the checkpoint (next_after, a string); default '0'"),
   max_chars: int.min(500).max(50_000).nullish().describe("knowledge_context: Markdown budget (default 16000)"),
   content_id: text.nullish().describe("knowledge_source: read this original"),
+  analysis_id: text.nullish().describe("theme_sources: the analysis"),
+  insight: int.min(1).nullish().describe("theme_sources: the insight's id in the analysis's result (its number, from 1)"),
+  cursor: text.nullish().describe("theme_sources: the next_cursor of the previous page"),
   source_revision_id: text.nullish().describe("knowledge_source: read this captured snapshot"),
   window_days: z.number().nullish().describe("intelligence: window in days (7–365, default 30)"),
   object_type: z.enum(OBJECT_TYPES).nullish().describe("actions: only this type"),
@@ -234,7 +257,7 @@ export const recallTool: ToolDefinition = {
   name: "recall",
   title: "Recall",
   intro:
-    "Read what this service holds: saved context, public evidence, entities, skills and runs, knowledge records and their sources, intelligence and actions.",
+    "Read what this service holds: saved context, public evidence, entities, skills and runs, knowledge records and their sources, every source behind an analysis's insight, intelligence and actions.",
   selector: "mode",
   defaultMode: () => "search",
   modes,
