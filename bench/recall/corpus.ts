@@ -115,19 +115,38 @@ export function generatePage(vocab: Vocabulary, rand: () => number): GeneratedPa
   return { title: title.charAt(0).toUpperCase() + title.slice(1), content: sentences.join(" ") };
 }
 
-/** Inserts pages for one user in batches, embedded like the save operation embeds them. */
-export async function insertPages(client: pg.PoolClient | pg.Client, userId: string, pages: GeneratedPage[], prefix: string) {
+/** How a user's pages are embedded: the model's name and its vectors of a batch of texts. */
+export interface PageEmbedder {
+  model: string;
+  embed: (texts: string[]) => Promise<number[][]>;
+}
+
+/** Feature hashing: cheap, for the pages of users whose recall is not measured (their number and size count, not their vectors). */
+export const hashingPages: PageEmbedder = {
+  model: HASHING_MODEL,
+  embed: async (texts) => texts.map((t) => hashingVector(t)),
+};
+
+/** Inserts pages for one user in batches, embedded with `embedder` (the save operation's embedder for the measured user). */
+export async function insertPages(
+  client: pg.PoolClient | pg.Client,
+  userId: string,
+  pages: GeneratedPage[],
+  prefix: string,
+  embedder: PageEmbedder = hashingPages,
+) {
   const BATCH = 500;
   for (let start = 0; start < pages.length; start += BATCH) {
     const batch = pages.slice(start, start + BATCH);
     const ids = batch.map(() => randomUUID());
     const paths = batch.map((_, i) => `${prefix}/${start + i}`);
-    const embeddings = batch.map((p) => `{${hashingVector(pageEmbeddingText(p.title, p.content)).join(",")}}`);
+    const vectors = await embedder.embed(batch.map((p) => pageEmbeddingText(p.title, p.content)));
+    const embeddings = vectors.map((v) => `{${v.join(",")}}`);
     await client.query(
       `INSERT INTO pages (id, user_id, path, title, content, tags, embedding, embedding_model)
        SELECT id, $1::uuid, path, title, content, ARRAY['bench'], embedding::real[], $2
        FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[]) AS t(id, path, title, content, embedding)`,
-      [userId, HASHING_MODEL, ids, paths, batch.map((p) => p.title), batch.map((p) => p.content), embeddings],
+      [userId, embedder.model, ids, paths, batch.map((p) => p.title), batch.map((p) => p.content), embeddings],
     );
   }
 }

@@ -35,23 +35,22 @@ export function parseVocab(text: string): WordPieceVocab {
   return { ids, size: lines.length, cls: need("[CLS]"), sep: need("[SEP]"), pad: need("[PAD]"), unk: need("[UNK]") };
 }
 
-const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}]/u;
-const WHITESPACE = /\s/u;
-const MARK = /\p{Mn}/gu;
-const PUNCTUATION = /[\p{P}!-/:-@[-`{-~]/u;
 const PLAIN_ASCII = /^[\x20-\x7e]*$/u;
+const NON_ASCII = /[^\x00-\x7f]/u;
+const MARK = /\p{Mn}/gu;
+/** What clean text and the Chinese-character split change: whitespace, control and format characters, CJK ideographs. */
+const TO_CLEAN =
+  /\s|[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\ufffd]|[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u{20000}-\u{2a6df}\u{2a700}-\u{2b73f}\u{2b740}-\u{2b81f}\u{2b920}-\u{2ceaf}\u{2f800}-\u{2fa1f}]/gu;
+const WHITESPACE = /\s/u;
+const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\ufffd]/u;
+const PUNCTUATION_CLASS = String.raw`\p{P}!-\/:-@\[-\x60{-~`;
+/** A punctuation mark alone, or a run of anything but spaces and punctuation. */
+const WORDS = new RegExp(String.raw`[${PUNCTUATION_CLASS}]|[^ ${PUNCTUATION_CLASS}]+`, "gu");
 
-function isChinese(cp: number): boolean {
-  return (
-    (cp >= 0x4e00 && cp <= 0x9fff) ||
-    (cp >= 0x3400 && cp <= 0x4dbf) ||
-    (cp >= 0x20000 && cp <= 0x2a6df) ||
-    (cp >= 0x2a700 && cp <= 0x2b73f) ||
-    (cp >= 0x2b740 && cp <= 0x2b81f) ||
-    (cp >= 0x2b920 && cp <= 0x2ceaf) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0x2f800 && cp <= 0x2fa1f)
-  );
+function cleanChar(ch: string): string {
+  if (WHITESPACE.test(ch)) return " ";
+  if (CONTROL_OR_FORMAT.test(ch)) return "";
+  return ` ${ch} `;
 }
 
 /**
@@ -61,18 +60,10 @@ function isChinese(cp: number): boolean {
  */
 export function normalizeBert(text: string): string {
   if (PLAIN_ASCII.test(text)) return text.toLowerCase();
-  let cleaned = "";
-  for (const ch of text) {
-    const cp = ch.codePointAt(0)!;
-    if (cp === 0 || cp === 0xfffd) continue;
-    if (ch === "\t" || ch === "\n" || ch === "\r" || WHITESPACE.test(ch)) {
-      cleaned += " ";
-      continue;
-    }
-    if (CONTROL_OR_FORMAT.test(ch)) continue;
-    cleaned += isChinese(cp) ? ` ${ch} ` : ch;
-  }
-  const stripped = cleaned.normalize("NFD").replace(MARK, "");
+  const cleaned = text.replace(TO_CLEAN, cleanChar);
+  const stripped = NON_ASCII.test(cleaned) ? cleaned.normalize("NFD").replace(MARK, "") : cleaned;
+  // Lower-casing the whole string differs from lower-casing each character only for a capital sigma.
+  if (!stripped.includes("\u03a3")) return stripped.toLowerCase();
   let lower = "";
   for (const ch of stripped) lower += ch.toLowerCase();
   return lower;
@@ -80,22 +71,7 @@ export function normalizeBert(text: string): string {
 
 /** Words and punctuation marks of normalised text: split on spaces, each punctuation mark its own word. */
 export function preTokenize(normalized: string): string[] {
-  const words: string[] = [];
-  for (const chunk of normalized.split(" ")) {
-    if (chunk === "") continue;
-    let start = 0;
-    let i = 0;
-    for (const ch of chunk) {
-      if (PUNCTUATION.test(ch)) {
-        if (i > start) words.push(chunk.slice(start, i));
-        words.push(ch);
-        start = i + ch.length;
-      }
-      i += ch.length;
-    }
-    if (start < chunk.length) words.push(start === 0 ? chunk : chunk.slice(start));
-  }
-  return words;
+  return normalized.match(WORDS) ?? [];
 }
 
 /** WordPiece ids of one word, greedy longest match first; the whole word is [UNK] when a piece is missing. */
