@@ -36,7 +36,7 @@ export function parseVocab(text: string): WordPieceVocab {
 }
 
 const PLAIN_ASCII = /^[\x20-\x7e]*$/u;
-const NON_ASCII = /[^\x00-\x7f]/u;
+const NON_ASCII = /[\u0080-\u{10ffff}]/u;
 const MARK = /\p{Mn}/gu;
 /** What clean text and the Chinese-character split change: whitespace, control and format characters, CJK ideographs. */
 const TO_CLEAN =
@@ -45,7 +45,7 @@ const WHITESPACE = /\s/u;
 const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\ufffd]/u;
 const PUNCTUATION_CLASS = String.raw`\p{P}!-\/:-@\[-\x60{-~`;
 /** A punctuation mark alone, or a run of anything but spaces and punctuation. */
-const WORDS = new RegExp(String.raw`[${PUNCTUATION_CLASS}]|[^ ${PUNCTUATION_CLASS}]+`, "gu");
+const WORDS = new RegExp(`[${PUNCTUATION_CLASS}]|[^ ${PUNCTUATION_CLASS}]+`, "gu");
 
 function cleanChar(ch: string): string {
   if (WHITESPACE.test(ch)) return " ";
