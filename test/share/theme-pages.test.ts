@@ -54,7 +54,7 @@ async function sourcesOf(url: string, query: Record<string, string> = {}): Promi
   const out: Source[] = [];
   let cursor: string | null = null;
   do {
-    const res = await h.http
+    const res: { body: { sources: Source[]; next_cursor: string | null } } = await h.http
       .get(url)
       .query({ ...query, limit: "200", ...(cursor ? { cursor } : {}) })
       .set(auth(w.tenant.token))
@@ -65,7 +65,7 @@ async function sourcesOf(url: string, query: Record<string, string> = {}): Promi
   return out;
 }
 
-const cards = (doc: Document) => [...doc.querySelectorAll("#sources figure.quote")];
+const cards = (doc: ReturnType<typeof parseHTML>["document"]) => [...doc.querySelectorAll("#sources figure.quote")];
 
 describe("a shared analysis's themes", () => {
   it("links each theme to the page of its sources, which shows the API's sources as quote cards", async () => {
