@@ -17,7 +17,9 @@ import { type BenchSource, withBenchService } from "../analysis.js";
 import { readReviews } from "../feedback/data/convert.js";
 import { readAreaIssues } from "./areas.js";
 
-const { values } = parseArgs({ options: { corpus: { type: "string", default: "cython" }, out: { type: "string" }, limit: { type: "string" } } });
+const { values } = parseArgs({
+  options: { corpus: { type: "string", default: "cython" }, out: { type: "string" }, limit: { type: "string" } },
+});
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 
 const ISSUE_QUESTIONS = [
@@ -35,7 +37,12 @@ const REVIEW_QUESTIONS = [
   "Why do users give up or switch to something else?",
 ];
 
-const REPOS: Record<string, string> = { cython: "cython/cython", matomo: "matomo-org/matomo", neovim: "neovim/neovim", rust: "rust-lang/rust" };
+const REPOS: Record<string, string> = {
+  cython: "cython/cython",
+  matomo: "matomo-org/matomo",
+  neovim: "neovim/neovim",
+  rust: "rust-lang/rust",
+};
 const APPS: Record<string, string> = { garmin: "Garmin Connect", huawei: "Huawei Health", samsung: "Samsung Health" };
 
 function corpus(name: string): { entity: string; sources: BenchSource[]; questions: string[] } {
@@ -64,7 +71,7 @@ function corpus(name: string): { entity: string; sources: BenchSource[]; questio
     sources: reviews.map((r) => ({
       id: r.id,
       content: r.text,
-      platform: "app_store",
+      platform: "web",
       url: `https://play.google.com/store/apps/review/${encodeURIComponent(r.id)}`,
       author: `reviewer-${r.id}`,
     })),
@@ -98,7 +105,14 @@ await withBenchService(DATABASE_URL, async (service) => {
     const t0 = performance.now();
     const run = await service.analyse(entityId, question);
     const data = (run.data ?? {}) as { answer?: string; insights?: Insight[]; evidence?: Evidence[]; limitations?: string[] };
-    lines.push(`## ${question}`, "", `_${run.status}, ${((performance.now() - t0) / 1000).toFixed(1)} s_`, "", data.answer ?? "(no answer)", "");
+    lines.push(
+      `## ${question}`,
+      "",
+      `_${run.status}, ${((performance.now() - t0) / 1000).toFixed(1)} s_`,
+      "",
+      data.answer ?? "(no answer)",
+      "",
+    );
     for (const insight of data.insights ?? []) lines.push(`- **${insight.title}**`);
     lines.push("");
     for (const e of data.evidence ?? []) {

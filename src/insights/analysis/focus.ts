@@ -1,8 +1,6 @@
-import { OVERALL } from "../enrichment/aspects.js";
-import type { AspectModel, MinedUnit } from "./aspect-mining.js";
+import type { AspectModel } from "./aspect-mining.js";
 import type { QuestionIntent } from "./question.js";
 import type { RetrievedRow } from "./retrieval.js";
-import { stem } from "./text.js";
 import type { Unit } from "./units.js";
 
 /**
@@ -112,13 +110,17 @@ const SIGNALS: { key: string; label: string; test: (u: Unit) => boolean }[] = [
   {
     key: "going back to an older release",
     label: "Going back to an older release",
-    test: (u) => /\b(?:downgrad\w*|roll(?:ed|ing)? ?back|revert(?:ed|ing)? (?:to|back)|(?:older|previous|earlier) (?:version|release)|pinn(?:ed|ing) (?:to|the))\b/i.test(u.text),
+    test: (u) =>
+      /\b(?:downgrad\w*|roll(?:ed|ing)? ?back|revert(?:ed|ing)? (?:to|back)|(?:older|previous|earlier) (?:version|release)|pinn(?:ed|ing) (?:to|the))\b/i.test(
+        u.text,
+      ),
   },
   { key: "workarounds", label: "Workarounds", test: (u) => /\b(?:workarounds?|work(?:ed|ing)? around)\b/i.test(u.text) },
   {
     key: "comparisons with other tools",
     label: "Comparisons with other tools",
-    test: (u) => u.comparedWith !== null || /\b(?:switch(?:ed|ing)? (?:over )?to|moved? (?:over )?to|migrat(?:e|ed|ing) to)\b/i.test(u.text),
+    test: (u) =>
+      u.comparedWith !== null || /\b(?:switch(?:ed|ing)? (?:over )?to|moved? (?:over )?to|migrat(?:e|ed|ing) to)\b/i.test(u.text),
   },
 ];
 
@@ -168,158 +170,4 @@ export function kindFit(
   return new Map(
     rows.map((r) => [r.id, r.feedbackKind && focus.feedbackKinds.includes(r.feedbackKind) ? (r.feedbackKindConfidence ?? 0) : -1]),
   );
-}
-
-const ARTICLES = new Set(["a", "an", "the", "some", "more", "any", "my", "our", "your", "their", "its", "this", "that", "these", "those"]);
-const STOP_AFTER =
-  /\s(?:so|because|since|as|which|that|when|where|while|but|and then|if|for me|for us|to make|would|could|please|thanks|thank)\b/i;
-const CAPABILITY =
-  /\b(?:add(?:ing)?|support(?:ing)?(?: for)?|implement(?:ing)?|introduc(?:e|ing)|allow(?:ing)?(?: us| me| users)? to|enable|provide|offer|include|bring back|integrat(?:e|ion) with|option (?:to|for)|ability to|(?:be )?able to|possibility to|way to|setting (?:to|for)|feature (?:to|for)|support for|have|get|want|need|wish (?:for|there was|it had|they had|you had|i could)|(?:would|'d|’d)(?: really| so| also)? (?:love|like)(?: to see| to have)?)\s+(.{3,80})/gi;
-/** Words that stand for something named before them: "please add one" names nothing. */
-const PRONOUNS = new Set(["one", "it", "this", "that", "them", "these", "those", "something", "some", "more", "me", "us", "you"]);
-
-/**
- * The capability a request asks for, in the request's own words ("PDF export" from "Could you
- * add PDF export?", "sync tags across devices" from "Please allow us to sync tags across
- * devices"): the phrase after the request's verb, up to a clause break, at most six words,
- * without leading articles. Null when the request names nothing after its verb.
- */
-export function requestedCapability(text: string): string | null {
-  for (const m of text.matchAll(CAPABILITY)) {
-    const phrase = capabilityPhrase(m[1]!);
-    if (phrase) return phrase;
-  }
-  return null;
-}
-
-/** Words a capability's name neither starts nor ends with ("to track e.g." names nothing yet). */
-const EDGE_WORDS = new Set([
-  ...ARTICLES,
-  "to",
-  "of",
-  "for",
-  "with",
-  "and",
-  "or",
-  "in",
-  "on",
-  "at",
-  "by",
-  "from",
-  "e.g",
-  "eg",
-  "i.e",
-  "ie",
-  "etc",
-  "be",
-  "able",
-  "get",
-  "make",
-  "do",
-  "use",
-  "using",
-  "possibility",
-  "possible",
-  "chance",
-  "also",
-  "just",
-  "really",
-  "very",
-  "so",
-]);
-/** Common words that alone name no capability. */
-const HOLLOW = new Set([
-  "thing",
-  "things",
-  "stuff",
-  "something",
-  "way",
-  "option",
-  "feature",
-  "features",
-  "possibility",
-  "ability",
-  "support",
-  "help",
-  "better",
-  "more",
-  "new",
-]);
-
-function capabilityPhrase(after: string): string | null {
-  let phrase = after
-    .split(/[,;:!?()[\]"“”]|\.(?=\s|$)/)[0]!
-    .replace(/^(?:support|ability|(?:an?|the) (?:option|possibility|way)|possibility|way)\s+(?:for|to|of)\s+/i, "");
-  const stop = STOP_AFTER.exec(` ${phrase}`);
-  if (stop) phrase = ` ${phrase}`.slice(0, stop.index).trim();
-  const words = phrase.split(/\s+/).filter(Boolean).slice(0, 6);
-  const edge = (w: string) => EDGE_WORDS.has(w.toLowerCase().replace(/\.$/, ""));
-  while (words.length > 0 && edge(words[0]!)) words.shift();
-  while (words.length > 0 && edge(words.at(-1)!)) words.pop();
-  const content = words.filter((w) => /\p{L}{3,}/u.test(w) && !HOLLOW.has(w.toLowerCase()) && !PRONOUNS.has(w.toLowerCase()));
-  if (content.length === 0) return null;
-  return words.join(" ");
-}
-
-const capabilityKey = (phrase: string) =>
-  phrase
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length > 2 && !ARTICLES.has(w))
-    .map(stem)
-    .sort()
-    .join(" ");
-
-/**
- * An aspect model under which requests are themes of the capability they ask for: requests that
- * name the same capability (the same content words) form one theme, named by the phrase most of them
- * use; a request that names none keeps its aspect. Everything else is unchanged.
- */
-export function capabilityModel(model: AspectModel, units: Unit[]): AspectModel & { capabilities: Set<string> } {
-  const phrases = new Map<string, Map<string, number>>();
-  const keyOf = new Map<Unit, string>();
-  for (const u of units) {
-    if (u.kind !== "request") continue;
-    const phrase = requestedCapability(u.text);
-    if (!phrase) continue;
-    const key = `capability:${capabilityKey(phrase)}`;
-    if (key === "capability:") continue;
-    keyOf.set(u, key);
-    const seen = phrases.get(key) ?? new Map<string, number>();
-    seen.set(phrase, (seen.get(phrase) ?? 0) + 1);
-    phrases.set(key, seen);
-  }
-  // A capability whose words hold another's is that one, narrowed ("recurring reminders for weekly
-  // reviews" is "recurring reminders"): each key joins the shortest key whose words it holds.
-  const wordsOf = (key: string) => new Set(key.slice("capability:".length).split(" "));
-  const keys = [...phrases.keys()].sort((a, b) => wordsOf(a).size - wordsOf(b).size || a.localeCompare(b));
-  const parent = new Map<string, string>();
-  for (const key of keys) {
-    const words = wordsOf(key);
-    const broader = keys.find((k) => k !== key && !parent.has(k) && [...wordsOf(k)].every((w) => words.has(w)));
-    if (broader) parent.set(key, broader);
-  }
-  for (const [key, into] of parent) {
-    const target = phrases.get(into)!;
-    for (const [phrase, n] of phrases.get(key)!) target.set(phrase, (target.get(phrase) ?? 0) + n);
-    phrases.delete(key);
-  }
-  for (const [u, key] of keyOf) if (parent.has(key)) keyOf.set(u, parent.get(key)!);
-  // Each capability is named by the phrase most of its requests use (the shortest on a tie).
-  const named = new Map(
-    [...phrases].map(([key, seen]) => [
-      key,
-      [...seen].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length || a[0].localeCompare(b[0]))[0]![0],
-    ]),
-  );
-  return {
-    ...model,
-    capabilities: new Set(named.values()),
-    aspectOf: (u: MinedUnit) => {
-      const key = keyOf.get(u as Unit);
-      if (key) return named.get(key) ?? null;
-      const aspect = model.aspectOf(u);
-      return aspect === OVERALL && u.kind === "request" ? null : aspect;
-    },
-  };
 }

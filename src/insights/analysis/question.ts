@@ -1,4 +1,5 @@
-import { namedLexiconAspect } from "../enrichment/aspects.js";
+import { lexiconAspect, namedLexiconAspect } from "../enrichment/aspects.js";
+import { tokenize } from "../enrichment/tokens.js";
 import { stem, terms } from "./text.js";
 
 /**
@@ -25,7 +26,8 @@ export interface QuestionIntent {
 }
 
 /** Words of a question about what is talked about, rather than how it is judged. */
-const TOPIC_QUESTION = /\b(?:talk(?:s|ed|ing)? about|discuss\w*|mention\w*|bring(?:s|ing)? up|rais(?:e|es|ed|ing)|topics?|themes?|subjects?)\b/i;
+const TOPIC_QUESTION =
+  /\b(?:talk(?:s|ed|ing)? about|discuss\w*|mention\w*|bring(?:s|ing)? up|rais(?:e|es|ed|ing)|topics?|themes?|subjects?)\b/i;
 
 /** Stems without a final "e", so "like", "liked" and "likes" meet ("like" is too short for `stem`). */
 const base = (w: string) => stem(w).replace(/e$/, "");
@@ -94,11 +96,14 @@ export function questionIntent(question: string, entityNames: string[] = []): Qu
   const lower = unasked.toLowerCase().normalize("NFKC");
   const tokens = lower.match(/[\p{L}\p{N}$][\p{L}\p{N}'-]*/gu) ?? [];
   const aspects = new Set<string>();
+  const verbs = new Set((tokenize(unasked.replace(/\s+/g, " ").trim()) ?? []).filter((t) => t.pos === "VERB").map((t) => t.normal));
   for (let n = 3; n >= 1; n--) {
     for (let i = 0; i + n <= tokens.length; i++) {
       const phrase = tokens.slice(i, i + n).join(" ");
-      // Only an aspect's own terms: a question's "run into" is no performance question.
-      const found = namedLexiconAspect(phrase) ?? (phrase.endsWith("s") ? namedLexiconAspect(phrase.slice(0, -1)) : null);
+      // An aspect's own terms, or a cue that is no verb: "too expensive" asks about pricing, "run into" is no
+      // performance question.
+      const cue = n === 1 && !verbs.has(phrase) ? lexiconAspect(phrase) : null;
+      const found = namedLexiconAspect(phrase) ?? (phrase.endsWith("s") ? namedLexiconAspect(phrase.slice(0, -1)) : null) ?? cue;
       if (found) aspects.add(found);
     }
   }

@@ -48,8 +48,7 @@ export function zipfOf(word: string): number {
  */
 export function backgroundRate(key: string, words: number): number {
   const bg = background();
+  const english = key.includes(" ") ? 0 : 1 - Math.exp(-words * englishFrequency(key));
   const software = ((bg.software.get(key) ?? 0) + 0.5) / (bg.documents + 1);
-  if (key.includes(" ")) return software;
-  const english = 1 - Math.exp(-words * englishFrequency(key));
   return Math.max(software, english);
 }

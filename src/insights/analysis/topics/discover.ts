@@ -84,7 +84,7 @@ export const TOPIC_SETTINGS = {
   /** Candidates kept for grouping, most distinctive first. */
   maxCandidates: 400,
   /** Groups merge while their average similarity is at least this. */
-  mergeAt: 0.62,
+  mergeAt: 0.68,
   /** A sub-phrase carrying at least this share of a longer candidate's sources gives way to it. */
   subsumedShare: 0.8,
   /** A title's mention of a topic weighs as much as this many statements about it. */
@@ -103,7 +103,14 @@ interface Candidate {
 const singularOf = (key: string) => {
   const words = key.split(" ");
   const last = words.at(-1)!;
-  const forms = last.endsWith("ies") && last.length > 4 ? [`${last.slice(0, -3)}y`] : last.endsWith("es") ? [last.slice(0, -2), last.slice(0, -1)] : last.endsWith("s") && !last.endsWith("ss") ? [last.slice(0, -1)] : [];
+  const forms =
+    last.endsWith("ies") && last.length > 4
+      ? [`${last.slice(0, -3)}y`]
+      : last.endsWith("es")
+        ? [last.slice(0, -2), last.slice(0, -1)]
+        : last.endsWith("s") && !last.endsWith("ss")
+          ? [last.slice(0, -1)]
+          : [];
   return forms.map((f) => [...words.slice(0, -1), f].join(" "));
 };
 
@@ -128,6 +135,7 @@ export function discoverTopics(
   const phrasesOfUnit = new Map<TopicUnit, string[]>();
   const wordsOfSource = new Map<string, number>();
   const titlePhrases = new Map<string, string[]>();
+  const saidWhole = new Set<string>();
   const read = (contentId: string, text: string) => {
     const hits = keyPhrases(text);
     wordsOfSource.set(contentId, (wordsOfSource.get(contentId) ?? 0) + (text.match(/\S+/gu)?.length ?? 0));
@@ -139,6 +147,15 @@ export function discoverTopics(
       forms.set(h.surface, (forms.get(h.surface) ?? 0) + 1);
       surfaces.set(h.key, forms);
     }
+    // Said whole also when only the tracked product's name stands before it ("the Acme Notes widget").
+    for (const h of hits)
+      if (h.whole)
+        saidWhole.add(
+          h.key
+            .split(" ")
+            .filter((w) => !nameWords.has(w))
+            .join(" "),
+        );
     return hits.map((h) => h.key);
   };
   for (const [contentId, title] of titles) titlePhrases.set(contentId, read(contentId, title));
@@ -188,8 +205,10 @@ export function discoverTopics(
     if (sources.size < minSupport || (n >= settings.frameMinSources && sources.size > settings.frameShare * n)) continue;
     const words = key.split(" ");
     if (words.some((w) => nameWords.has(w))) continue;
+    // A word only ever said as the tail of longer phrases ("mode" of "dark mode" and "reading mode") is no topic of its own.
+    if (words.length === 1 && !saidWhole.has(key) && !saidWhole.has(`${key}s`) && !generalKeys.has(key)) continue;
     const rate = sources.size / n;
-    const bg = Math.max(...[key, ...[...(sourcesOf.has(`${key}s`) ? [`${key}s`] : [])]].map((k) => backgroundRate(k, meanWords)));
+    const bg = Math.max(...[key, ...(sourcesOf.has(`${key}s`) ? [`${key}s`] : [])].map((k) => backgroundRate(k, meanWords)));
     const lift = rate / bg;
     if (lift < settings.minLift) continue;
     const forms = [...(mergedSurfaces.get(key) ?? [])].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
@@ -288,7 +307,9 @@ export function discoverTopics(
     salient.set(contentId, new Set([...of].filter(([, w]) => w >= settings.salientShare * top).map(([t]) => t)));
   }
   for (const topic of topics) topic.sources = new Set([...topic.sources].filter((id) => salient.get(id)?.has(topic)));
-  const kept = topics.filter((t) => t.sources.size >= minSupport).sort((a, b) => b.sources.size - a.sources.size || a.key.localeCompare(b.key));
+  const kept = topics
+    .filter((t) => t.sources.size >= minSupport)
+    .sort((a, b) => b.sources.size - a.sources.size || a.key.localeCompare(b.key));
 
   const topicOf = (u: TopicUnit): Topic | null => {
     const keys = phrasesOfUnit.get(u) ?? keyPhrases(u.text).map((h) => h.key);

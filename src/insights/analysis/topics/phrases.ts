@@ -21,15 +21,19 @@ export interface PhraseHit {
   key: string;
   /** The words as written. */
   surface: string;
+  /** Said as a whole phrase here, not only as the tail of a longer one ("mode" in "dark mode" is a tail). */
+  whole: boolean;
 }
 
 export const MAX_PHRASE_WORDS = 3;
 
 const NOUNS = new Set(["NOUN", "PROPN"]);
 const MODIFIERS = new Set(["NOUN", "PROPN", "ADJ"]);
-/** Verbs that name no action on their object ("have", "get", "make", "use" are frames, not topics). */
+/** Verbs that name no action on their object ("have", "get", "use" are frames; "add", "support", "fix" ask for it). */
 const LIGHT_VERBS = new Set(
-  "be have do get make take give let go come see say tell know think want need like try seem use find keep put set show look feel".split(" "),
+  "be have do get make take give let go come see say tell know think want need like try seem use find keep put set show look feel add support allow provide implement enable include fix".split(
+    " ",
+  ),
 );
 /** Adjectives that say how much or which, not what kind ("new", "other", "same", "whole"). */
 const DETERMINING = new Set(
@@ -47,7 +51,11 @@ export function codeLike(token: string): boolean {
 }
 
 /** Words of conversation on a tracker or in a review that name nothing ("cc @someone", "thanks", "e.g."). */
-const FILLERS = new Set("cc fyi imo imho tl dr btw etc eg ie pls plz thanks thx hi hello hey lol ok okay yes yeah nope".split(" "));
+const FILLERS = new Set(
+  "cc fyi imo imho tl dr btw etc eg ie pls plz thanks thx hi hello hey lol ok okay yes yeah nope today yesterday tomorrow tonight".split(
+    " ",
+  ),
+);
 
 /** Whether a token can be a word of a phrase at all. */
 function phraseWord(t: Token): boolean {
@@ -94,9 +102,11 @@ export function keyPhrases(text: string): PhraseHit[] {
     usable.push(!inCode && phraseWord(t) && !gluedToCode(tokens, i));
   });
   const seen = new Map<string, PhraseHit>();
-  const add = (words: Token[], verb?: Token) => {
+  const add = (words: Token[], verb?: Token, whole = true) => {
     const key = [...(verb ? [verb.lemma] : []), ...words.map(keyWord)].join(" ");
-    if (!seen.has(key)) seen.set(key, { key, surface: [...(verb ? [verb.text] : []), ...words.map((w) => w.text)].join(" ") });
+    const had = seen.get(key);
+    if (!had) seen.set(key, { key, surface: [...(verb ? [verb.text] : []), ...words.map((w) => w.text)].join(" "), whole });
+    else if (whole) had.whole = true;
   };
   for (let i = 0; i < tokens.length; i++) {
     const head = tokens[i]!;
@@ -113,7 +123,7 @@ export function keyPhrases(text: string): PhraseHit[] {
       from++;
     }
     const words = tokens.slice(from, i + 1);
-    for (let k = 0; k < words.length; k++) add(words.slice(k));
+    for (let k = 0; k < words.length; k++) add(words.slice(k), undefined, k === 0);
     // The verb acting on it: "load (the) dataset", "export to pdf" is not an object.
     let v = from - 1;
     while (v >= 0 && tokens[v]!.pos === "DET") v--;
