@@ -8,8 +8,8 @@
  *   npx tsx models/topic-background/build.ts
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { keyPhrases } from "../../src/insights/analysis/topics/phrases.js";
 import { readTicketTagger } from "../../bench/quality/feedback/data/ticket-tagger.js";
+import { keyPhrases } from "../../src/insights/analysis/topics/phrases.js";
 
 const HERE = new URL(".", import.meta.url);
 const OUT = new URL("../../src/insights/analysis/topics/background.json", import.meta.url);

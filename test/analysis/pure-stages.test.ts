@@ -6,13 +6,13 @@ import {
   type QuoteOriginals,
   type VerifiedQuote,
 } from "../../src/insights/analysis/evidence.js";
-import { phraseEmbedder } from "../../src/insights/analysis/topics/embedder.js";
 import { findThemes } from "../../src/insights/analysis/findings.js";
 import { focusOf, kindFit } from "../../src/insights/analysis/focus.js";
 import { questionIntent } from "../../src/insights/analysis/question.js";
 import { finalOutput, withProse } from "../../src/insights/analysis/result.js";
 import { assemble, draftQuotes, extractiveInsights, type InsightDraft } from "../../src/insights/analysis/synthesis.js";
 import { countOverScope, type Theme } from "../../src/insights/analysis/themes.js";
+import { phraseEmbedder } from "../../src/insights/analysis/topics/embedder.js";
 import { type StoredUnit, scoreUnits, unitsOf } from "../../src/insights/analysis/units.js";
 import { ANALYSER_VERSION, opinionUnits, sliceCodePoints } from "../../src/insights/enrichment/opinions.js";
 

@@ -27,16 +27,8 @@ export const AREA_RULES: Readonly<Record<string, (label: string) => boolean>> = 
   "TokTok/c-toxcore": (l) => ["network", "messenger", "toxav", "crypto", "security", "bootstrap", "file transfers"].includes(l),
   "matomo-org/matomo": (l) => /^c: /.test(l),
   "cython/cython": (l) =>
-    ![
-      "support question",
-      "defect",
-      "enhancement",
-      "feature",
-      "help wanted",
-      "good first issue",
-      "performance",
-      "unclear",
-    ].includes(l) && !/^[RP]: /.test(l),
+    !["support question", "defect", "enhancement", "feature", "help wanted", "good first issue", "performance", "unclear"].includes(l) &&
+    !/^[RP]: /.test(l),
 };
 
 /** Development repositories (tuned on) and test repositories (reported once). */

@@ -1,12 +1,15 @@
 import { readFileSync } from "node:fs";
+import { discoverTopics } from "../../../src/insights/analysis/topics/discover.js";
 import { hashingEmbedder } from "../../../src/insights/embed/hashing.js";
 import { analyseRows } from "../../../src/insights/enrichment/analyse.js";
-import { discoverTopics } from "../../../src/insights/analysis/topics/discover.js";
 
 const repo = process.argv[2] ?? "neovim/neovim";
 const names = (process.argv[3] ?? "").split(",").filter(Boolean);
 const file = `bench/quality/feedback/data/raw/issues/${repo.replace("/", "__")}.jsonl`;
-const issues = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { number: number; title: string; body: string | null; labels: string[] });
+const issues = readFileSync(file, "utf8")
+  .split("\n")
+  .filter(Boolean)
+  .map((l) => JSON.parse(l) as { number: number; title: string; body: string | null; labels: string[] });
 const rows = issues.map((i) => ({ id: String(i.number), content: (i.body ?? "").trim() || i.title, title: i.title }));
 const analysed = analyseRows(rows.map((r) => ({ title: r.title, content: r.content })));
 const units = analysed.flatMap((a, i) => a.spans.map((s) => ({ ...s, contentId: rows[i]!.id })));

@@ -3,12 +3,12 @@
  * labelled issues, with each theme's majority area. `npx tsx bench/quality/topics/probe.ts neovim/neovim`
  */
 import { readFileSync } from "node:fs";
-import { analyseRows } from "../../../src/insights/enrichment/analyse.js";
 import { findThemes } from "../../../src/insights/analysis/findings.js";
 import { focusOf } from "../../../src/insights/analysis/focus.js";
 import { questionIntent } from "../../../src/insights/analysis/question.js";
 import { phraseEmbedder } from "../../../src/insights/analysis/topics/embedder.js";
 import { scoreUnits, type Unit } from "../../../src/insights/analysis/units.js";
+import { analyseRows } from "../../../src/insights/enrichment/analyse.js";
 
 const repo = process.argv[2] ?? "neovim/neovim";
 const question = process.argv[3] ?? "What do users talk about most?";
@@ -25,7 +25,13 @@ const rowsWithKind = rows.map((r, i) => ({ ...r, feedbackKind: analysed[i]!.kind
 const scored = scoreUnits(units, rowsWithKind, question);
 const intent = questionIntent(question, ["Neovim"]);
 const focus = focusOf(intent);
-const found = findThemes(scored, rowsWithKind, { intent, focus, entityNames: ["Neovim"] }, { insights: 6, coverageCap: 40, coverageMin: Math.ceil(0.03 * rows.length) }, phraseEmbedder());
+const found = findThemes(
+  scored,
+  rowsWithKind,
+  { intent, focus, entityNames: ["Neovim"] },
+  { insights: 6, coverageCap: 40, coverageMin: Math.ceil(0.03 * rows.length) },
+  phraseEmbedder(),
+);
 const labels = new Map(issues.map((i) => [String(i.number), i.labels]));
 if (!found.answered) {
   console.log("not answered", found.noun);
@@ -42,7 +48,13 @@ for (const t of found.reported) {
 if (process.env.TERMS) {
   const df = new Map<string, Set<string>>();
   for (const u of units) for (const t of u.terms) df.set(t, (df.get(t) ?? new Set()).add(u.contentId));
-  console.log([...df].sort((a, b) => b[1].size - a[1].size).slice(0, 150).map(([t, s]) => `${t}:${s.size}`).join("  "));
+  console.log(
+    [...df]
+      .sort((a, b) => b[1].size - a[1].size)
+      .slice(0, 150)
+      .map(([t, s]) => `${t}:${s.size}`)
+      .join("  "),
+  );
   const kinds = new Map<string, number>();
   for (const u of units) kinds.set(u.kind, (kinds.get(u.kind) ?? 0) + 1);
   console.log(units.length, [...kinds]);

@@ -72,7 +72,8 @@ export function findThemes(
     themes = buildThemes(near.units, near.model, intent, sourceKinds);
   }
   // A signal is one theme, whatever side its statements take.
-  if (instead) themes = themes.filter((t, i) => themes.findIndex((o) => o.aspect === t.aspect) === i).map((t) => ({ ...t, sources: t.mentions }));
+  if (instead)
+    themes = themes.filter((t, i) => themes.findIndex((o) => o.aspect === t.aspect) === i).map((t) => ({ ...t, sources: t.mentions }));
   const { coverageMin, coverageCap } = limits;
   const reported = selectThemes(
     themes,
