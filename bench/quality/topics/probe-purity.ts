@@ -1,3 +1,7 @@
+/**
+ * Each topic the engine finds in one repository's issues, with its purity against the area labels:
+ *   npx tsx bench/quality/topics/probe-purity.ts neovim/neovim   (N=40 shows more)
+ */
 import { discoverTopics } from "../../../src/insights/analysis/topics/discover.js";
 import { phraseEmbedder } from "../../../src/insights/analysis/topics/embedder.js";
 import { analyseRows } from "../../../src/insights/enrichment/analyse.js";
