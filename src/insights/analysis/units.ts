@@ -30,13 +30,13 @@ export interface StoredUnit {
 }
 
 /** The rows' row and content, what the units stage needs of a retrieved row. */
-export type UnitRow = Pick<RetrievedRow, "id" | "content">;
+export type UnitRow = Pick<RetrievedRow, "id" | "content"> & Partial<Pick<RetrievedRow, "feedbackKind">>;
 
 /**
  * The opinion units of the rows: stored when the row was enriched by the current analyser,
  * computed from the content otherwise (rows not enriched yet, or enriched by an older
  * analyser, whose units keep their ids where a recomputed unit has the same span). `computed`
- * counts rows not enriched at all. Units come in row order, each row's in text order.
+ * counts rows not enriched at all (no stored units and no stored feedback kind). Units come in row order, each row's in text order.
  */
 export function unitsOf(rows: UnitRow[], stored: StoredUnit[]): { units: Omit<Unit, "relevance">[]; computed: number } {
   const byRow = new Map<string, StoredUnit[]>();
@@ -49,7 +49,8 @@ export function unitsOf(rows: UnitRow[], stored: StoredUnit[]): { units: Omit<Un
       for (const u of have) units.push(fromStored(u));
       continue;
     }
-    if (have.length === 0) computed++;
+    // Enrichment stores a kind with every row it read; a row it read that holds no statement is enriched all the same.
+    if (have.length === 0 && !row.feedbackKind) computed++;
     const idOf = new Map(have.map((u) => [`${u.startOffset}:${u.endOffset}`, u.id]));
     for (const u of opinionUnits(row.content)) units.push({ ...u, id: idOf.get(`${u.start}:${u.end}`) ?? null, contentId: row.id });
   }
