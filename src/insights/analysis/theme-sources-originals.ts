@@ -48,38 +48,23 @@ export async function describe(db: Db, workspaceId: string, listed: Listed[], nu
   const now = new Date().toISOString();
   return listed.map((l): ThemeSourceItem => {
     const original = byId.get(l.contentId);
-    const common = {
+    const t = original ? undefined : tombstoneOf.get(l.contentId);
+    return {
       content_id: l.contentId,
+      title: original?.title ?? "",
+      platform: original?.platform ?? t?.platform ?? "",
+      author: original?.author ?? "",
+      published_at: original?.published_at?.toISOString() ?? null,
+      url: original?.url ?? "",
+      feedback_kind: original?.feedback_kind ?? null,
+      quote: original?.quote ?? "",
       start_offset: l.start ?? 0,
       end_offset: l.end ?? 0,
+      opinion_unit_id: original ? l.unitId : null,
       in_sample: l.rank !== null,
       evidence_number: numbers.get(l.contentId) ?? null,
-    };
-    if (!original) {
-      const t = tombstoneOf.get(l.contentId);
-      return {
-        ...common,
-        title: "",
-        platform: t?.platform ?? "",
-        author: "",
-        published_at: null,
-        url: "",
-        feedback_kind: null,
-        quote: "",
-        opinion_unit_id: null,
-        unavailable: { reason: (t?.reason ?? "deleted") as Reason, at: t?.deleted_at.toISOString() ?? now },
-      };
-    }
-    return {
-      ...common,
-      title: original.title,
-      platform: original.platform,
-      author: original.author,
-      published_at: original.published_at?.toISOString() ?? null,
-      url: original.url,
-      feedback_kind: original.feedback_kind,
-      quote: original.quote ?? "",
-      opinion_unit_id: l.unitId,
+      // Gone since the analysis ran: why and when, and none of its words.
+      ...(original ? {} : { unavailable: { reason: (t?.reason ?? "deleted") as Reason, at: t?.deleted_at.toISOString() ?? now } }),
     };
   });
 }
