@@ -175,7 +175,8 @@ async function removeProject(tx: DbTx, workspaceId: string, projectId: string): 
     DELETE FROM share_links WHERE workspace_id = ${workspaceId}::uuid AND (
       (resource_kind = 'analysis' AND resource_id = ANY(${analyses}::uuid[]))
       OR (resource_kind = 'knowledge_record' AND resource_id = ANY(${records}::uuid[])))`;
-  // The project's analyses with their events (foreign key), insights and insight evidence (foreign key).
+  // The project's analyses with their events and the sources behind their insights (foreign keys), insights and
+  // insight evidence (foreign key).
   await tx.$executeRaw`DELETE FROM entity_insights WHERE analysis_id = ANY(${analyses}::uuid[])`;
   const analysesDeleted = await tx.$executeRaw`DELETE FROM analyses WHERE id = ANY(${analyses}::uuid[])`;
   // Records scoped to the project, with their revisions, citations, receipts and the actions derived from them.

@@ -117,7 +117,8 @@ export async function purgeWorkspace(deps: Deps, workspaceId: string, batchSize:
   if (cancelled > 0) await addRemoved(db, workspaceId, { jobs_cancelled_at_purge: cancelled });
 
   for (const [name, sql] of BEFORE_ORIGINALS) {
-    // "analyses" deletes 500 at a time (their events go with them): repeated until none is left.
+    // "analyses" deletes 500 at a time (their events and the sources behind their insights go with them, by
+    // foreign key): repeated until none is left.
     for (;;) {
       const n = await db.$executeRawUnsafe(sql(workspaceId));
       if (n > 0) await addRemoved(db, workspaceId, { [name]: n });
