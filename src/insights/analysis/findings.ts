@@ -3,7 +3,7 @@ import { type Focus, focusedUnits, nearestSignals } from "./focus.js";
 import type { QuestionIntent } from "./question.js";
 import type { RetrievedRow } from "./retrieval.js";
 import { plural } from "./text.js";
-import { buildThemes, selectThemes, type Theme } from "./themes.js";
+import { answersIntent, buildThemes, selectThemes, type Theme } from "./themes.js";
 import { topicAspects } from "./topics/aspects.js";
 import type { PhraseEmbedder } from "./topics/discover.js";
 import type { Unit } from "./units.js";
@@ -70,6 +70,13 @@ export function findThemes(
     if (!near) return { answered: false, noun: focus.noun };
     instead = near.noun;
     themes = buildThemes(near.units, near.model, intent, sourceKinds);
+  }
+  // A question that asks for one side only ("What do users love?") is answered with that side only.
+  const asksOneSide = [intent.complaints, intent.praise, intent.requests].filter(Boolean).length === 1;
+  if (!focus && asksOneSide) {
+    themes = themes.filter((t) => answersIntent(t, intent));
+    if (themes.length === 0)
+      return { answered: false, noun: intent.praise ? "praise" : intent.complaints ? "complaints" : "feature requests" };
   }
   // A signal is one theme, whatever side its statements take.
   if (instead)

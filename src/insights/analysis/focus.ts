@@ -96,7 +96,7 @@ const AFTER_UPDATE =
  * loader to X"; comparisons are read by enrichment).
  */
 const NEAR_CHURN =
-  /\b(?:downgrad\w*|roll(?:ed|ing)? ?back|revert(?:ed|ing)? (?:to|back)|(?:older|previous|earlier) (?:version|release)|pinn(?:ed|ing) (?:to|the)|workarounds?|work(?:ed|ing)? around|switch(?:ed|ing)? (?:over )?to|moved? (?:over )?to|migrat(?:e|ed|ing) to)\b/i;
+  /\b(?:downgrad\w*|roll(?:ed|ing)? ?back|revert(?:ed|ing)? (?:to|back)|(?:older|previous|earlier) (?:version|release)|pinn(?:ed|ing) (?:to|the)|workarounds?|work(?:ed|ing)? around)\b/i;
 
 export interface NearestSignals {
   /** What the question asked for and the sources do not hold ("reasons to leave or switch"). */
@@ -119,8 +119,8 @@ const SIGNALS: { key: string; label: string; test: (u: Unit) => boolean }[] = [
   {
     key: "comparisons with other tools",
     label: "Comparisons with other tools",
-    test: (u) =>
-      u.comparedWith !== null || /\b(?:switch(?:ed|ing)? (?:over )?to|moved? (?:over )?to|migrat(?:e|ed|ing) to)\b/i.test(u.text),
+    // Moving to another tool is churn itself (enrichment reads it); "switched to X" may be to this product.
+    test: (u) => u.comparedWith !== null,
   },
 ];
 
