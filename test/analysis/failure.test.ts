@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAnalysisJob } from "../../src/insights/analysis/runner.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { createTenant, type Tenant, waitFor } from "./fixtures.js";
+import { createTenant, storeSources, type Tenant, waitFor } from "./fixtures.js";
 import { listen, openStream } from "./sse-client.js";
 
 /**
@@ -19,6 +19,8 @@ beforeAll(async () => {
   h = await createHarness();
   ({ baseUrl: base, close: closeServer } = await listen(h));
   tenant = await createTenant(h);
+  // Something in scope, so the engine gets as far as the depth it cannot run.
+  await storeSources(h, tenant, [{ platform: "reddit", content: "The pricing is too high for a small team." }]);
 });
 afterAll(async () => {
   await closeServer();
@@ -26,7 +28,11 @@ afterAll(async () => {
 });
 
 const broken = async () =>
-  (await h.deps.db.analysis.create({ data: { userId: tenant.userId, question: "pricing?", depth: "bottomless", status: "queued" } })).id;
+  (
+    await h.deps.db.analysis.create({
+      data: { userId: tenant.userId, workspaceId: tenant.workspaceId, question: "pricing?", depth: "bottomless", status: "queued" },
+    })
+  ).id;
 
 describe("a failing analysis", () => {
   it("an attempt that will be retried throws and stores no terminal event", async () => {

@@ -89,7 +89,8 @@ async function store(t: Tenant, spec: SourceSpec, units: UnitSpec[] = []): Promi
 const scopeOf = (t: Tenant, entityId: string | null = t.entityId) =>
   resolveScope(h.deps.db, {
     userId: t.userId,
-    workspaceId: null,
+    // An analysis reads the workspace it belongs to.
+    workspaceId: t.workspaceId,
     entityId,
     projectId: null,
     searchMode: undefined,
