@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ThemeRow as ScopeThemeRow, scopeRest } from "../../src/insights/analysis/theme-sources-scope.js";
 import { analysisProcessor } from "../../workers/analysis.js";
 import { addMember, enrich } from "../deletion/support.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -370,6 +371,30 @@ describe("an analysis whose scope holds more than its sample", () => {
     }
     expect(lazy).toBeGreaterThan(0);
     expect(beyond).toBeGreaterThan(0);
+  });
+
+  it("finds the rest of the scope's sources alike along the units' seen index and by name, page after page", async () => {
+    const rows = await h.deps.db.$queryRaw<(ScopeThemeRow & { insight: number })[]>`
+      SELECT insight, aspect, side, focus, phrases, sources, sample_sources, entity_ids, platforms, exclude_first_party, as_of,
+        scope_sources
+      FROM analysis_themes WHERE analysis_id = ${analysis.id}::uuid AND cardinality(phrases) > 0`;
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row.scope_sources).toBe(160);
+      const ref = { analysisId: analysis.id, n: row.insight, theme: row, workspaceId: tenant.workspaceId };
+      const pages: Record<string, string[][]> = { seen: [], name: [] };
+      for (const way of ["seen", "name"] as const) {
+        let after: { seenAt: Date; id: string } | null = null;
+        for (;;) {
+          const page: Awaited<ReturnType<typeof scopeRest>> = await scopeRest(h.deps.db, ref, after, 4, way);
+          pages[way]?.push(page.map((l) => l.contentId));
+          const last = page.at(-1);
+          if (page.length < 4 || !last) break;
+          after = { seenAt: last.seenAt, id: last.contentId };
+        }
+      }
+      expect(pages.name).toEqual(pages.seen);
+    }
   });
 
   it("keeps its pages stable while more sources are stored and enriched", async () => {

@@ -132,7 +132,7 @@ export async function runEngine(deps: EngineDeps, request: AnalysisRequest): Pro
   // When the sample is everything in scope, its counts are the counts (the same rule for every answer).
   const storedInScope = Object.values(inScope).reduce((sum, n) => sum + n, 0);
   // The scope as counted (its entities, the moment), kept with each insight's sources to list the rest of them later.
-  const snapshot = storedInScope > rows.length && !scope.contentIds ? await scopeSnapshot(db, scope) : null;
+  const snapshot = storedInScope > rows.length && !scope.contentIds ? await scopeSnapshot(db, scope, storedInScope) : null;
   const counts = storedInScope > rows.length ? await scopeCounts(db, scope, found.reported, focus, found.unnamed) : new Map();
   const counted = countOverScope(found.reported, counts);
   const drafts = extractiveInsights(

@@ -44,7 +44,7 @@ export async function readThemeSources(db: Db, analysis: Analysis, n: number, qu
   // An analysis of no workspace read nothing, so none of its sources can be read (the nil uuid matches no original).
   const workspaceId = (await analysisWorkspace(db, analysis)) ?? "00000000-0000-0000-0000-000000000000";
   const [theme] = await db.$queryRaw<ThemeRow[]>`
-    SELECT aspect, side, focus, phrases, sources, sample_sources, entity_ids, platforms, exclude_first_party, as_of
+    SELECT aspect, side, focus, phrases, sources, sample_sources, entity_ids, platforms, exclude_first_party, as_of, scope_sources
     FROM analysis_themes WHERE analysis_id = ${analysis.id}::uuid AND insight = ${n}`;
   const head = {
     analysis_id: analysis.id,

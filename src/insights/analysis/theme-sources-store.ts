@@ -14,13 +14,14 @@ import type { ScopeSnapshot, ThemeSourcesOutput } from "./theme-sources.js";
  * scope: originals stored after this moment are not listed as the analysis's (paging stays stable under
  * ingest). A scope naming no entity is its workspace's entities at this moment.
  */
-export async function scopeSnapshot(db: Db, scope: AnalysisScope): Promise<ScopeSnapshot> {
+export async function scopeSnapshot(db: Db, scope: AnalysisScope, sources: number): Promise<ScopeSnapshot> {
   const [clock] = await db.$queryRaw<{ at: Date }[]>`SELECT clock_timestamp() AS at`;
   return {
     asOf: clock?.at ?? new Date(),
     entityIds: scope.entityIds ?? (await entitiesInScope(db, scope)),
     platforms: scope.platforms,
     excludeFirstParty: scope.excludeFirstParty,
+    sources,
   };
 }
 
@@ -40,10 +41,10 @@ export async function storeThemeSources(tx: DbTx, analysisId: string, output: Th
   }));
   await tx.$executeRaw`
     INSERT INTO analysis_themes (analysis_id, insight, aspect, side, focus, phrases, sources, sample_sources, entity_ids, platforms,
-      exclude_first_party, as_of)
+      exclude_first_party, as_of, scope_sources)
     SELECT ${analysisId}::uuid, t.insight, t.aspect, t.side, t.focus, ARRAY(SELECT jsonb_array_elements_text(t.phrases)), t.sources,
       t.sample_sources, ${scope?.entityIds ?? null}::uuid[], ${scope?.platforms ?? null}::text[], ${scope?.excludeFirstParty ?? false},
-      coalesce(${scope?.asOf ?? null}::timestamptz, now())
+      coalesce(${scope?.asOf ?? null}::timestamptz, now()), ${scope?.sources ?? null}::int
     FROM jsonb_to_recordset(${JSON.stringify(themes)}::jsonb)
       AS t(insight int, aspect text, side text, focus text, phrases jsonb, sources int, sample_sources int)`;
   const members = output.themes.flatMap((t) => t.members.map((m, i) => ({ insight: t.insight, rank: i + 1, ...m })));

@@ -51,6 +51,8 @@ export interface ScopeSnapshot {
   entityIds: string[];
   platforms: string[] | null;
   excludeFirstParty: boolean;
+  /** Stored originals in scope then. */
+  sources: number;
 }
 
 export interface ThemeSourcesOutput {
