@@ -11,8 +11,9 @@
  * the Procfile's release, web and worker processes, and `POST /agent/v1/analysis/run`
  * (`depth: deep`) over HTTP, parsed as an agent parses the stream. Prints, per corpus size:
  * time to the first progress event, time to the result, the result's status and themes,
- * and the worker's peak RSS while the analyses ran; then the intelligence summary and the export
- * completeness audit of each entity over HTTP. After seeding it prints the disk each stored original takes (its
+ * and the worker's peak RSS while the analyses ran; then the intelligence summary, the export
+ * completeness audit and pages of 50 of an insight's sources (bench/analysis/sources.ts) of each
+ * entity over HTTP. After seeding it prints the disk each stored original takes (its
  * row, its enrichment row and its units, each table with its indexes). `--scale N` adds an entity of N originals made of
  * copies of the largest size's enriched rows (set-based, scale.ts; the seeding method of the 10 M
  * figures).
@@ -33,6 +34,7 @@ import { bearer } from "../lib/bearer.js";
 import { exitCode, freePort, procfileCommand, root, runEntry, runProcess, sampleRss, startRedis, waitFor } from "../load/services.js";
 import { feedbackPost, seeded } from "./corpus.js";
 import { replicateEntity, restoreIndexes } from "./scale.js";
+import { type InsightRef, RARE_SOURCES, rareTheme, timeSources, widestAndNarrowest } from "./sources.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -229,6 +231,7 @@ interface Run {
   resultMs: number;
   status: string;
   themes: string[];
+  insights: InsightRef[];
 }
 
 async function analyse(base: string, token: string, entityId: string, question: string): Promise<Run> {
@@ -240,7 +243,7 @@ async function analyse(base: string, token: string, entityId: string, question: 
   });
   if (res.status !== 200 || !res.body) throw new Error(`analysis/run answered ${res.status}: ${await res.text()}`);
   let firstProgressMs = Number.NaN;
-  let result: { status: string; data: { insights?: { title: string }[]; themes?: { title?: string; label?: string }[] } } | undefined;
+  let result: { status: string; data: { insights?: InsightRef[]; themes?: { title?: string; label?: string }[] } } | undefined;
   const parser = createParser({
     onEvent: (event) => {
       if (event.event === "progress" && Number.isNaN(firstProgressMs)) firstProgressMs = performance.now() - started;
@@ -261,6 +264,7 @@ async function analyse(base: string, token: string, entityId: string, question: 
     resultMs,
     status: result.status,
     themes: themes.length > 0 ? themes : (result.data.insights ?? []).map((i) => i.title),
+    insights: (result.data.insights ?? []).filter((i) => i.sources_url),
   };
 }
 
@@ -311,12 +315,15 @@ async function main() {
     log("| stored originals | run | first progress event | result | status | themes |");
     log("|---|---|---|---|---|---|");
     const peaks: string[] = [];
+    /** Each size's analysis that reported the most insights: its insights' sources are read below. */
+    const widest = new Map<number, Run>();
     for (const size of SCALE > 0 ? [...SIZES, SCALE] : SIZES) {
       const rss = sampleRss([worker], 100);
       for (let run = 0; run < RUNS; run++) {
         // Without a request_id every run is a new analysis; the question is the product team's, as is.
         const question = QUESTIONS[run % QUESTIONS.length]!;
         const r = await analyse(base, token, entities.get(size)!, question);
+        if (r.insights.length > (widest.get(size)?.insights.length ?? 0)) widest.set(size, r);
         log(
           `| ${size.toLocaleString("en")} | ${run + 1} | ${r.firstProgressMs.toFixed(0)} ms | ${(r.resultMs / 1000).toFixed(2)} s | ${r.status} | ${r.themes.length}: ${r.themes.join("; ").slice(0, 160)} |`,
         );
@@ -348,11 +355,28 @@ async function main() {
           `| ${size.toLocaleString("en")} | ${name} | ${RUNS} | ${ms(times[0]!)} | ${ms(times[Math.floor(times.length / 2)]!)} | ${ms(times.at(-1)!)} |`,
         );
       }
+      const picks = widestAndNarrowest(widest.get(size)?.insights ?? []);
+      // At the largest size, also a theme few of the scope's units name (found by name, not by a walk).
+      if (size === Math.max(...SIZES, SCALE)) {
+        const pool = new pg.Pool({ connectionString: DB_URL, max: 1 });
+        try {
+          picks.push([`a theme ${RARE_SOURCES} of the scope's sources name`, await rareTheme(pool, entityId, size)]);
+        } finally {
+          await pool.end();
+        }
+      }
+      for (const { request, times } of await timeSources(base, token, picks, RUNS)) {
+        times.sort((a, b) => a - b);
+        const ms = (v: number) => `${v.toFixed(0)} ms`;
+        log(
+          `| ${size.toLocaleString("en")} | ${request} | ${RUNS} | ${ms(times[0]!)} | ${ms(times[Math.floor(times.length / 2)]!)} | ${ms(times.at(-1)!)} |`,
+        );
+      }
     }
     log();
     for (const line of peaks) log(line);
     log("targets: first progress event ≤ 200 ms, result ≤ 15 s (100,000 originals, 2 cores); at 10,000,000: result ≤ 5 s,");
-    log("         intelligence summary ≤ 500 ms, export completeness audit ≤ 2 s");
+    log("         intelligence summary ≤ 500 ms, export completeness audit ≤ 2 s, a page of 50 of an insight's sources < 300 ms");
   } finally {
     for (const p of procs) await p.stop();
     await redis.stop();

@@ -105,30 +105,29 @@ export async function scopeRest(
   const names = theme.phrases;
   const entities = theme.entity_ids ?? [];
   const past = after ? Prisma.sql`AND (u.seen_at, u.content_id) < (${after.seenAt}::timestamptz, ${after.id}::uuid)` : Prisma.empty;
-  const matches = Prisma.sql`(u.aspect = ANY(${names}::text[]) OR u.terms && ${names}::text[]) AND ${focusConditionOf(theme.focus)}`;
-  const ofScope = (units: Prisma.Sql) => Prisma.sql`SELECT g.seen_at, g.content_id FROM (${units}) g
-      JOIN content_store c ON c.id = g.content_id
-      WHERE ${scopeCondition(scopeOf(ref))} AND c.created_at <= ${theme.as_of}::timestamptz
-        AND NOT EXISTS (SELECT 1 FROM analysis_theme_sources s WHERE s.analysis_id = ${ref.analysisId}::uuid
-          AND s.insight = ${ref.n} AND s.seen_at = g.seen_at AND s.content_id = g.content_id)
-      ORDER BY g.seen_at DESC, g.content_id DESC LIMIT ${limit}`;
-  const read = (way ?? ((await findsByName(db, theme)) ? "name" : "seen")) === "name"
-    ? ofScope(Prisma.sql`SELECT u.seen_at, u.content_id FROM opinion_units u
-        WHERE opinion_unit_names(u.entity_id, u.aspect, u.terms) && ${entities.flatMap((e) => names.map((n) => `${e}:${n}`))}::text[]
-          AND u.seen_at IS NOT NULL AND u.entity_id = ANY(${entities}::uuid[]) ${past} AND ${matches}
-        GROUP BY u.seen_at, u.content_id
-        HAVING ${sideHaving(theme.side)}`)
-    : mergedReads(
-        entities,
-        (entity) =>
-          ofScope(Prisma.sql`SELECT u.seen_at, u.content_id FROM opinion_units u
-            WHERE u.entity_id = ${entity}::uuid AND u.seen_at IS NOT NULL ${past} AND ${matches}
-            GROUP BY u.seen_at, u.content_id
-            HAVING ${sideHaving(theme.side)}
-            ORDER BY u.seen_at DESC, u.content_id DESC`),
-        Prisma.sql`x.seen_at DESC, x.content_id DESC`,
-        limit,
-      );
+  // Every condition is on the units, so each read is one grouping under its LIMIT: the planner then reads
+  // the index in order and stops (a grouping in a subquery under a join is planned for every row).
+  const conditions = Prisma.sql`u.seen_at IS NOT NULL ${past}
+    AND (u.aspect = ANY(${names}::text[]) OR u.terms && ${names}::text[]) AND ${focusConditionOf(theme.focus)}
+    AND EXISTS (SELECT 1 FROM content_store c WHERE c.id = u.content_id AND ${scopeCondition(scopeOf(ref))}
+      AND c.created_at <= ${theme.as_of}::timestamptz)
+    AND NOT EXISTS (SELECT 1 FROM analysis_theme_sources s WHERE s.analysis_id = ${ref.analysisId}::uuid
+      AND s.insight = ${ref.n} AND s.seen_at = u.seen_at AND s.content_id = u.content_id)`;
+  const grouped = (where: Prisma.Sql) => Prisma.sql`SELECT u.seen_at, u.content_id FROM opinion_units u
+    WHERE ${where} AND ${conditions}
+    GROUP BY u.seen_at, u.content_id
+    HAVING ${sideHaving(theme.side)}
+    ORDER BY u.seen_at DESC, u.content_id DESC LIMIT ${limit}`;
+  const read =
+    (way ?? ((await findsByName(db, theme)) ? "name" : "seen")) === "name"
+      ? grouped(Prisma.sql`opinion_unit_names(u.entity_id, u.aspect, u.terms) && ${entities.flatMap((e) => names.map((n) => `${e}:${n}`))}::text[]
+          AND u.entity_id = ANY(${entities}::uuid[])`)
+      : mergedReads(
+          entities,
+          (entity) => grouped(Prisma.sql`u.entity_id = ${entity}::uuid`),
+          Prisma.sql`x.seen_at DESC, x.content_id DESC`,
+          limit,
+        );
   const rows = await db.$queryRaw<{ seen_at: Date; content_id: string }[]>(read);
   return rows.map((r) => ({ contentId: r.content_id, seenAt: r.seen_at, rank: null, unitId: null, start: null, end: null }));
 }
