@@ -89,6 +89,17 @@ export async function scrubDerivedRows(tx: DbTx, analysisId: string, phrases: st
     await tx.$executeRaw`UPDATE entity_insights SET title = ${title}, summary = ${summary} WHERE id = ${i.id}::uuid`;
     changed += 1;
   }
+  // An insight's stored theme (its topic's name and phrases, kept to list its sources) loses the words too.
+  const themes = await tx.$queryRaw<{ insight: number; aspect: string | null; phrases: string[] }[]>`
+    SELECT insight, aspect, phrases FROM analysis_themes WHERE analysis_id = ${analysisId}::uuid ORDER BY insight FOR UPDATE`;
+  for (const t of themes) {
+    const aspect = t.aspect === null ? null : scrubText(t.aspect, phrases);
+    const kept = t.phrases.map((p) => scrubText(p, phrases));
+    if (aspect === t.aspect && kept.every((p, k) => p === t.phrases[k])) continue;
+    await tx.$executeRaw`
+      UPDATE analysis_themes SET aspect = ${aspect}, phrases = ${kept}::text[] WHERE analysis_id = ${analysisId}::uuid AND insight = ${t.insight}`;
+    changed += 1;
+  }
   const revisions = await tx.$queryRaw<Revision[]>`
     SELECT insight_id, revision, title, summary, reasoning, limitations FROM knowledge_insight_revisions
     WHERE analysis_id = ${analysisId}::uuid AND origin = 'generated' ORDER BY insight_id, revision FOR UPDATE`;
