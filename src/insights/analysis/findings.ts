@@ -72,7 +72,12 @@ export function findThemes(
     themes = buildThemes(near.units, near.model, intent, sourceKinds);
   }
   // A question that asks for one side only ("What do users love?") is answered with that side only.
-  const asksOneSide = [intent.complaints, intent.praise, intent.requests].filter(Boolean).length === 1;
+  // ("What do customers say about the export feature?" names a subject: every side of it answers.)
+  const asksOneSide =
+    [intent.complaints, intent.praise, intent.requests].filter(Boolean).length === 1 &&
+    !intent.requests &&
+    intent.aspects.length === 0 &&
+    intent.topicTerms.length === 0;
   if (!focus && asksOneSide) {
     themes = themes.filter((t) => answersIntent(t, intent));
     if (themes.length === 0)
