@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { mulberry32 } from "../../recall/corpus.js";
 
 /**
  * Labelled issues whose maintainers group them by area or component (not by kind), for judging
@@ -85,17 +86,8 @@ export function scoreAreas(themes: readonly (readonly string[])[], areasOf: Read
   };
 }
 
-/** A seeded pseudo-random generator (mulberry32), so the random baseline repeats. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded pseudo-random generator, so the random baseline repeats. */
+export const seeded = mulberry32;
 
 /** Random themes of the same sizes as `themes`, drawn from `ids` (mean of `runs` draws is taken by the caller). */
 export function randomLike(themes: readonly (readonly string[])[], ids: readonly string[], random: () => number): string[][] {
