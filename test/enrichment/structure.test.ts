@@ -409,7 +409,8 @@ describe("issue forms and pasted output", () => {
   });
 
   it("takes a <details> block on a Windows line ends for a block, not for the text below it", () => {
-    const text = "Crashes on save.\r\n\r\n<details>\r\n<summary>Backtrace</summary>\r\n\r\n```\r\n[New LWP 12783]\r\n#0  0x00007f24ae0cea7c in pthread_kill ()\r\n```\r\n\r\n</details>\r\n";
+    const text =
+      "Crashes on save.\r\n\r\n<details>\r\n<summary>Backtrace</summary>\r\n\r\n```\r\n[New LWP 12783]\r\n#0  0x00007f24ae0cea7c in pthread_kill ()\r\n```\r\n\r\n</details>\r\n";
     expect(prose(text).map(([t]) => t)).toEqual(["Crashes on save."]);
     expect(byKind(text).code).toEqual(["```\r\n[New LWP 12783]\r\n#0  0x00007f24ae0cea7c in pthread_kill ()\r\n```"]);
   });
