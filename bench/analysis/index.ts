@@ -151,10 +151,12 @@ async function enrich(pool: pg.Pool): Promise<void> {
     return;
   }
   const started = performance.now();
-  // A scaled entity is made of copies of these units: it goes with them.
-  await pool.query("DELETE FROM entities WHERE name LIKE 'Acme Notes scaled %'");
+  // A scaled entity is made of copies of these units: it goes with them, its originals first (nothing cascades from
+  // an entity to its originals), or the enrichment below would read its millions of originals too.
   await pool.query("DELETE FROM opinion_units");
   await pool.query("DELETE FROM content_enrichment");
+  await pool.query("DELETE FROM content_store WHERE entity_id IN (SELECT id FROM entities WHERE name LIKE 'Acme Notes scaled %')");
+  await pool.query("DELETE FROM entities WHERE name LIKE 'Acme Notes scaled %'");
   const config = loadConfig({ DATABASE_URL: DB_URL, AUTH_JWT_SECRET: SECRET, LOG_LEVEL: "silent", DATABASE_POOL_SIZE: "4" });
   const deps = createDeps(config, "bench");
   const embedder = createBulkEmbedder(config);
