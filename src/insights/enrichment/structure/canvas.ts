@@ -117,7 +117,7 @@ export class Canvas {
       const verdict = blank ? { kind: "prose" as const } : annotate(line, classifyLine(line, this.role, this.markdown));
       if (verdict.heading) this.setSection(start, normaliseHeading(verdict.heading));
       const colon = !blank && text.charCodeAt(end - 1) === 58;
-      slots.push({ verdict, indent: start - (ls === from ? physicalStart : ls), blank, colon, start, end });
+      slots.push({ verdict, indent: start - (ls === from ? physicalStart : ls), blank, colon, start, end, line });
       if (le >= to) break;
       ls = le + 1;
     }

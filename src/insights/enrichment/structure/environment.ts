@@ -13,9 +13,11 @@ const PIP = /^[A-Za-z0-9][\w.\-[\]]*\s*(?:===?|>=|<=|~=|!=)\s*[\w.*+!-]+(?:\s*[,
 const LISTED_VERSION = /^[A-Za-z0-9][\w.-]*(?: {2,}|\t+)v?\d[\w.+-]*(?:(?: {2,}|\t+)\S+){0,3}$/;
 /** "Python 3.11.7", "macOS Sonoma 14.2", "torch 2.4.1", "NVIM v0.9.1", "kitty 0.26.5 created by Kovid Goyal". */
 const NAME_VERSION = /^((?:[A-Za-z][\w.+-]*\s){1,3})v?\d+(?:\.\d+)+[\w.+-]*(?:\s*\([^)]*\))?$/;
-/** A kernel's or a system's own description: uname's line, Windows' `ver`. */
-const UNAME =
-  /^(?:Linux|Darwin|FreeBSD|OpenBSD|NetBSD|MINGW\w*|MSYS\w*|CYGWIN\w*)\s+\S+\s+v?\d+\.\d+\S*\s|\bSMP\b.*\b(?:x86_64|aarch64|amd64|i[36]86|arm64)\b|\b(?:x86_64|aarch64|amd64|i[36]86)\s+GNU\/Linux$|^(?:Microsoft )?Windows \[Version \d/;
+/** A kernel's or a system's own description: uname's line (its start, or its build and machine), Windows' `ver`. */
+const UNAME_START =
+  /^(?:Linux|Darwin|FreeBSD|OpenBSD|NetBSD|MINGW\w*|MSYS\w*|CYGWIN\w*)\s+\S+\s+v?\d+\.\d+\S*\s|^(?:Microsoft )?Windows \[Version \d/;
+const MACHINE = /\b(?:x86_64|aarch64|amd64|i[36]86|arm64)\b/;
+const isUname = (s: string) => UNAME_START.test(s) || ((s.includes(" SMP ") || s.endsWith("GNU/Linux")) && MACHINE.test(s));
 /** A build's feature flags ("+acl +iconv +tui", "VTE 0.68.0 +BIDI +GNUTLS +ICU"). */
 const FEATURE_FLAGS = /(?:^|\s)[+-][A-Za-z][\w-]*\s+[+-][A-Za-z][\w-]*\s+[+-][A-Za-z][\w-]*(?:\s|$)/;
 /** A commit hash alone. */
@@ -40,7 +42,8 @@ const words = (s: string) => (s.match(/\S+/g) ?? []).length;
 
 /** Whether one normalised line is a version or environment dump, wherever it stands. */
 export function isEnvLine(norm: string): boolean {
-  if (PIP.test(norm) || LISTED_VERSION.test(norm) || UNAME.test(norm) || FEATURE_FLAGS.test(norm)) return true;
+  if (PIP.test(norm) || LISTED_VERSION.test(norm) || isUname(norm)) return true;
+  if (norm.includes(" +") && FEATURE_FLAGS.test(norm)) return true;
   const nv = NAME_VERSION.exec(norm);
   if (nv) {
     const names = nv[1]!.trim().split(/\s+/);
@@ -50,7 +53,7 @@ export function isEnvLine(norm: string): boolean {
   }
   // A version output run into one line: a product and its version first, then fields and another version,
   // no sentence's words ("NVIM v0.12.0 Build type: Release LuaJIT 2.1.17 Run …").
-  if (LEADING_VERSION.test(norm) && norm.includes(":") && (norm.match(VERSIONS) ?? []).length >= 2 && !SENTENCE_WORD.test(norm))
+  if (norm.includes(":") && LEADING_VERSION.test(norm) && (norm.match(VERSIONS) ?? []).length >= 2 && !SENTENCE_WORD.test(norm))
     return true;
   const colon = norm.indexOf(":");
   const kv = colon > 0 && colon <= 62 ? KEY_VALUE.exec(norm) : null;
@@ -60,7 +63,7 @@ export function isEnvLine(norm: string): boolean {
   const n = words(value);
   if (words(key) > 6) return false;
   // "Operating system/version: 4.15.0-38-lowlatency #41-Ubuntu SMP PREEMPT … x86_64 GNU/Linux".
-  if (UNAME.test(value) && ENV_KEY.test(key)) return true;
+  if (isUname(value) && ENV_KEY.test(key)) return true;
   if (n > 10) return false;
   // A form's question answered yes or no ("Vim behaves differently?: no") is a field as well.
   if (NULLISH.test(value)) return ENV_KEY.test(key) || /version|installed|\?$/i.test(key);

@@ -8,9 +8,9 @@ import {
   FENCE,
   FRAME,
   isDense,
+  isLogAnywhere,
   LEVEL,
   LOG,
-  LOG_ANYWHERE,
   TECHNICAL,
   TRACE_CONTINUATION,
   TRACE_TAIL,
@@ -41,10 +41,6 @@ export interface LineVerdict {
   keyOnly?: boolean;
   /** An environment field's key with no value ("Terminal name/version:"): a short line below it is its value. */
   envKey?: boolean;
-  /** Could be an environment field's value, were an environment key above it ("xfce4-terminal"). */
-  envValue?: boolean;
-  /** A short `key: value` line, which is a dump's when it stands beside one. */
-  field?: boolean;
   /** A compiler's "note:" or "help:" line, which is output when it follows output. */
   diagnostic?: boolean;
 }
@@ -74,7 +70,7 @@ const HINT_DIRECTED =
 const QUESTION_START = /^(?:what|which|how|did|do|does|have|are|is|can)\b/;
 const QUESTION_TOPIC = /\b(?:expect(?:ed)?|version|happen(?:ed)?|reproduce|steps|environment|os|browser|platform|installed)\b/;
 const HINT_SIGNAL =
-  /concise|applicable|any other|the following|thank|\.\.|<fill|e\.g|see error|steps to|response|n\/a|none|tbd|todo|provide|describe|explain|include|paste|attach|share|list|tell us|let us|write|give|enter|fill|complete|link|mention|specify|summar|outline|upload|delete|remove|replace|tried this|this happen|\?$/;
+  /concise|applicable|any other|the following|thank|\.\.|<fill|e\.g|see error|steps to|response|n\/a|none|tbd|todo|provide|describe|explain|include|paste|attach|share|list|tell us|let us|write|give|enter|fill|complete|link|mention|specify|summar|outline|upload|delete|remove|replace|\?$/;
 
 /** Template prompts are short; longer sentences are never taken for one. */
 const MAX_HINT = 400;
@@ -125,7 +121,7 @@ export function classifyLine(whole: string, role: SectionRole, markdown: boolean
     if (BARE_EXCEPTION.test(line) && !TECHNICAL.test(line)) return { kind: "prose", exception: true };
     return { kind: "log", exception: true };
   }
-  if (LOG.test(line) || LOG_ANYWHERE.test(line) || (LEVEL.test(line) && TECHNICAL.test(line))) return { kind: "log" };
+  if (LOG.test(line) || isLogAnywhere(line) || (LEVEL.test(line) && TECHNICAL.test(line))) return { kind: "log" };
   if (CHECKLIST.test(line)) return { kind: "checklist" };
   if (!markdown && /^>(?:\s|>|$)/.test(line)) return { kind: "quote" };
   if (/^On .{5,120} wrote:$/.test(line)) return { kind: "quote" };
@@ -138,7 +134,13 @@ export function classifyLine(whole: string, role: SectionRole, markdown: boolean
   if (role === "environment" && isEnvValue(norm)) return { kind: "env_dump" };
   if (isEnvKey(norm) && !FAILURE.test(norm)) return { kind: "env_dump", envKey: true };
   // A short label introducing what follows ("Output:", "Relevant line:", "In nvim:"): no section of its own.
-  if (LABEL.test(norm) && words(norm) <= 4 && !LABEL_SENTENCE.test(norm) && !(FAILURE.test(norm) && words(norm) >= 3)) {
+  if (
+    norm.endsWith(":") &&
+    LABEL.test(norm) &&
+    words(norm) <= 4 &&
+    !LABEL_SENTENCE.test(norm) &&
+    !(FAILURE.test(norm) && words(norm) >= 3)
+  ) {
     return { kind: "heading", keyOnly: true };
   }
   return { kind: "prose" };
@@ -165,7 +167,7 @@ function headingOf(line: string, norm: string): LineVerdict | null {
   if (label && (label[2]!.endsWith(":") || label[3] === ":") && words(label[2]!) <= 8) {
     return { kind: "prose", labelLength: label[0].length, heading: label[2]! };
   }
-  if (FIELD_NAME.test(norm)) return { kind: "heading", heading: norm };
+  if (norm.length <= 16 && FIELD_NAME.test(norm)) return { kind: "heading", heading: norm };
   const lower = norm.toLowerCase();
   if (!HEADING_START.test(lower)) return null;
   const n = words(norm);
@@ -182,7 +184,14 @@ export interface LineSlot {
   blank: boolean;
   /** The line ends with a colon (a trace header such as "thread 'main' panicked at src/main.rs:2:5:"). */
   colon: boolean;
+  /** The line's text, trimmed at the start. */
+  line: string;
 }
+
+/** A line that could be an environment field's value ("xfce4-terminal"), were an environment key above it. */
+const isValueLine = (slot: LineSlot) => slot.line.length <= 120 && isEnvValue(normalise(slot.line));
+/** A short `key: value` line, which is a dump's when it stands beside one. */
+const isField = (slot: LineSlot) => slot.line.length <= 120 && isFieldLine(normalise(slot.line));
 
 /**
  * Context over the lines of one block: lines between and after frames that belong to the
@@ -208,7 +217,7 @@ export function resolveContext(slots: LineSlot[]): void {
     const cur = slots[i]!;
     if (next.verdict.kind === "stack_trace" && cur.verdict.exception) cur.verdict = { kind: "stack_trace", exception: true };
     const open = cur.verdict.kind === "prose" || cur.verdict.kind === "heading";
-    if (next.verdict.kind === "env_dump" && open && (cur.verdict.keyOnly || cur.verdict.field)) {
+    if (next.verdict.kind === "env_dump" && open && !cur.verdict.labelLength && (cur.verdict.keyOnly || isField(cur))) {
       cur.verdict = { kind: "env_dump" };
     }
   }
@@ -218,7 +227,7 @@ export function resolveContext(slots: LineSlot[]): void {
     const k = prev?.verdict.kind;
     if (prev && cur.verdict.kind === "prose" && !cur.verdict.labelLength) {
       // "- Terminal name/version:" with its value on the next line.
-      if ((prev.verdict.envKey && cur.verdict.envValue) || (k === "env_dump" && cur.verdict.field)) cur.verdict = { kind: "env_dump" };
+      if ((prev.verdict.envKey && isValueLine(cur)) || (k === "env_dump" && isField(cur))) cur.verdict = { kind: "env_dump" };
       // A compiler's "note:" and "help:" lines under its error, or a trace's.
       else if (cur.verdict.diagnostic && (k === "log" || k === "stack_trace" || k === "code" || prev.verdict.continuation)) {
         cur.verdict = { kind: "log" };
@@ -235,11 +244,6 @@ export function annotate(line: string, verdict: LineVerdict): LineVerdict {
   if (verdict.kind === "prose" && !verdict.labelLength && line.length <= MAX_LINE) {
     if (TRACE_TAIL.test(line) || TRACE_CONTINUATION.test(line)) verdict.continuation = true;
     if (/^[A-Z][\w ()/.-]{0,40}:$/.test(line)) verdict.keyOnly = true;
-    if (line.length <= 120) {
-      const norm = normalise(line);
-      if (isEnvValue(norm)) verdict.envValue = true;
-      if (isFieldLine(norm)) verdict.field = true;
-    }
     if (DIAGNOSTIC.test(line)) verdict.diagnostic = true;
   }
   return verdict;

@@ -96,8 +96,10 @@ export const LOG = anchored([
 export const LEVEL = /^(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|SEVERE|PANIC)(?:[:|\]]|\s|$)/;
 /** Paths, assignments, brackets, quotes (not apostrophes), dotted names, calls, times, addresses. */
 export const TECHNICAL = /[\\/=<>{}[\]`]|(?<![A-Za-z])['"]|['"](?![A-Za-z])|\w\.\w|\w\(|::|0x|\d:\d/;
-export const LOG_ANYWHERE =
-  /\blevel=(?:trace|debug|info|warn|warning|error|fatal)\b|\d+\/\d+ \[\d{2}:\d{2}<|\bat 0x[0-9a-fA-F]{8,}\b|\(core dumped\)|\bterminated by signal SIG[A-Z]+/;
+const LOG_ANYWHERE = /\blevel=(?:trace|debug|info|warn|warning|error|fatal)\b|\d+\/\d+ \[\d{2}:\d{2}<|\bat 0x[0-9a-fA-F]{8,}\b/;
+/** Output marked anywhere in its line: a log field, a progress bar, an address, a process that died of a signal. */
+export const isLogAnywhere = (line: string) =>
+  LOG_ANYWHERE.test(line) || line.includes("(core dumped)") || line.includes("terminated by signal SIG");
 
 /** Code pasted without a fence: imports, declarations, assignments, calls, closing brackets, JSON members. */
 export const CODE = anchored([
@@ -133,6 +135,8 @@ export const CODE_END = /[;{]\s*$/;
  * and more than one for every five letters ("{ i32, { i32, [8 x i8] } }", "2>::Allocate<v8::internal::Isolate>(…").
  */
 export function isDense(line: string): boolean {
+  // Most lines hold fewer than six such characters in all: one scan of the regular expression says so.
+  if (!SIX_SYMBOLS.test(line)) return false;
   let symbols = 0;
   let letters = 0;
   let tick = false;
@@ -146,5 +150,6 @@ export function isDense(line: string): boolean {
   }
   return symbols >= 6 && symbols * 5 > letters;
 }
+const SIX_SYMBOLS = /^(?:[^{}[\]()<>;=|&*^$\\]*[{}[\]()<>;=|&*^$\\]){6}/;
 const DENSE_SYMBOL = new Uint8Array(128);
 for (const ch of "{}[]()<>;=|&*^$\\") DENSE_SYMBOL[ch.charCodeAt(0)] = 1;
