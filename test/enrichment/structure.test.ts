@@ -415,6 +415,33 @@ describe("issue forms and pasted output", () => {
     expect(byKind(text).code).toEqual(["```\r\n[New LWP 12783]\r\n#0  0x00007f24ae0cea7c in pthread_kill ()\r\n```"]);
   });
 
+  it("drops pip's boxed output, IPython's numbered frames and a heading left inside an HTML block", () => {
+    const text = [
+      "Building the extension fails:",
+      "",
+      "× Building wheel for mypkg (pyproject.toml) did not run successfully.",
+      "│ exit code: 1",
+      "╰─> [24 lines of output]",
+      "note: This error originates from a subprocess, and is likely not a problem with pip.",
+      "",
+      "File ~/miniconda3/lib/python3.11/site-packages/mypkg/core.py:2134, in Client.run(self, name, process_id)",
+      "   2133     process_id=process_id,",
+      "-> 2134         name=name,",
+      "",
+      "<details>",
+      "### Steps to reproduce the bug",
+      "Run the build twice.",
+      "</details>",
+      "",
+      "It broke after upgrading to 0.9",
+    ].join("\n");
+    expect(prose(text)).toEqual([
+      ["Building the extension fails:", "other"],
+      ["Run the build twice.", "reproduction"],
+      ["It broke after upgrading to 0.9", "other"],
+    ]);
+  });
+
   it("drops labels, compiler notes, Lua tracebacks and glibc backtraces, and keeps short statements ending in a colon", () => {
     const text = [
       "Output:",

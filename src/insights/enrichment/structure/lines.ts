@@ -97,6 +97,7 @@ const normalise = (line: string) =>
     .replace(/\*\*|__|`/g, "")
     .trim();
 const words = (s: string) => (s.match(/\S+/g) ?? []).length;
+const ATX_HEADING = /^#{1,6}[ \t]+[A-Za-z][^#\n]{0,120}$/;
 /** A label: a few words ending in a colon, no sentence's punctuation before it. */
 const LABEL = /^[^.!?;:]{1,60}:$/;
 /** Words that make a short line ending in a colon a sentence ("This works fine:", "And I get:"). */
@@ -125,6 +126,14 @@ export function classifyLine(whole: string, role: SectionRole, markdown: boolean
   if (CHECKLIST.test(line)) return { kind: "checklist" };
   if (!markdown && /^>(?:\s|>|$)/.test(line)) return { kind: "quote" };
   if (/^On .{5,120} wrote:$/.test(line)) return { kind: "quote" };
+  // A heading the parser left inside text (under an HTML block's opening tag, or a "#" without its space).
+  // It names a section only when it reads as a template's ("### Steps to reproduce the bug"), not a root prompt's command.
+  if (markdown && ATX_HEADING.test(line)) {
+    const text = line.replace(/^#+\s*/, "");
+    return HEADING_START.test(text.toLowerCase()) || sectionRole(normaliseHeading(text)) !== "other"
+      ? { kind: "heading", heading: text }
+      : { kind: "heading" };
+  }
   const norm = normalise(line);
   if (isEnvLine(norm)) return { kind: "env_dump" };
   if (CODE.test(line) || CODE_END.test(line) || isDense(line)) return { kind: "code" };

@@ -36,6 +36,10 @@ export const FRAME = anchored([
   String.raw`\S+\((?:[\w.$@]*\+0x[0-9a-fA-F]+)?\)\s*\[0x[0-9a-fA-F]+\]`,
   String.raw`\d+:\s+0x[0-9a-fA-F]+(?:\s+-|$)`,
   "task '[^']*' failed at '",
+  // IPython's and pytest's frames: a file and line, then the numbered source lines ("-> 2134         name=name,").
+  String.raw`File [~\w./\\:-]+:\d+,? in `,
+  String.raw`Cell In ?\[\d+\], line \d+`,
+  String.raw`(?:-+>\s*)?\d{1,6} {2,}\S`,
   // Lua tracebacks and require's search list.
   "stack traceback:$",
   String.raw`\S+\.lua:\d+: in `,
@@ -69,6 +73,9 @@ export const LOG = anchored([
   // Neovim's LSP log ("[START][2023-07-26 10:00:40] …"), Vim's errors ("E492: Not an editor command"), cargo's progress.
   String.raw`\[[A-Z]{3,8}\]\[\d{4}-\d\d-\d\d`,
   String.raw`E\d{2,4}: \S`,
+  // pip's and other tools' output drawn with box characters ("╰─> [24 lines of output]", "× Failed to build").
+  "[│├└╰╭┌┐┘─═║╔╗╚╝×]",
+  String.raw`\[\d+ lines of output\]`,
   "Error detected while processing ",
   String.raw`function [\w#<>.:]+\[\d+\]\.\.`,
   String.raw`\S+\.lua:\d+: \S`,
@@ -127,7 +134,7 @@ export const CODE = anchored([
   String.raw`:[A-Za-z]{2,}\w*(?:!|\s|$)`,
   String.raw`(?:set|setlocal)\s+(?:[\w-]+[+^-]?=\S*|no\w+)\s*$`,
 ]);
-export const DIAGNOSTIC = /^(?:= )?(?:note|help): \S/;
+export const DIAGNOSTIC = /^(?:= )?(?:note|help|hint): \S/;
 export const CODE_END = /[;{]\s*$/;
 
 /**
