@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBulkEmbedder } from "../../src/insights/embed/provider.js";
-import { STATIC_MODEL } from "../../src/insights/embed/static.js";
+import { STATIC_MODEL, staticEmbedder } from "../../src/insights/embed/static.js";
 import { enrichContent } from "../../src/insights/enrichment/service.js";
 import { jobIds } from "../../src/jobs/ids.js";
 import { sweepProcessor } from "../../workers/sweeps.js";
@@ -18,8 +18,11 @@ let h: Harness;
 let token: string;
 
 beforeAll(async () => {
-  h = await createHarness({ SWEEP_WAIT_MS: "1500" });
+  h = await createHarness({ SWEEP_WAIT_MS: "8000" });
   token = await h.token();
+  // A process reads the static embedding model on its first embed (seconds on a loaded machine); the runs here
+  // are timed on what follows, and a run may take that long to answer.
+  staticEmbedder().embedSync(["warm"]);
 });
 afterAll(() => h.close());
 
