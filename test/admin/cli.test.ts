@@ -109,7 +109,7 @@ describe("npm run admin", () => {
       expect(stalled.code, stalled.stderr).toBe(0);
       expect(stalled.stdout).toMatch(/unfinished collection job/);
     }
-  });
+  }, 90_000);
 
   it("workspace, entity and job commands refuse subjects that do not exist (exit 1)", async () => {
     const missing = randomUUID();
