@@ -106,10 +106,10 @@ export const RARE_SOURCES = 300;
  */
 export async function rareTheme(pool: pg.Pool, entityId: string, scopeSources: number): Promise<InsightRef> {
   const name = "quill nib";
-  const stored = await pool.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM content_store WHERE entity_id = $1 AND dedup_key LIKE 'rare:%'",
-    [entityId],
-  );
+  const stored = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM opinion_units WHERE entity_id = $1 AND aspect = $2", [
+    entityId,
+    name,
+  ]);
   if ((stored.rows[0]?.n ?? 0) < RARE_SOURCES) {
     await pool.query(
       `INSERT INTO content_store (id, entity_id, workspace_id, kind, platform, url, title, content, author, published_at, content_hash,
@@ -122,9 +122,9 @@ export async function rareTheme(pool: pg.Pool, entityId: string, scopeSources: n
       [entityId, RARE_SOURCES],
     );
     await pool.query(
-      `INSERT INTO opinion_units (content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label, kind, terms,
+      `INSERT INTO opinion_units (id, content_id, entity_id, start_offset, end_offset, text, aspect, sentiment, sentiment_label, kind, terms,
                                   analyser_version)
-       SELECT c.id, c.entity_id, 0, 52, 'The quill nib keeps snagging on the page, every time.', $2, -0.6, 'negative', 'opinion', ARRAY[$2],
+       SELECT gen_random_uuid(), c.id, c.entity_id, 0, 52, 'The quill nib keeps snagging on the page, every time.', $2, -0.6, 'negative', 'opinion', ARRAY[$2],
               (SELECT max(analyser_version) FROM opinion_units WHERE entity_id = $1)
        FROM content_store c WHERE c.entity_id = $1 AND c.dedup_key LIKE 'rare:%'
        ON CONFLICT DO NOTHING`,
